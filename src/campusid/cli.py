@@ -1,0 +1,476 @@
+"""The `campusid` command (DESIGN 3.6). Management commands take --json and then print one JSON
+object on stdout; errors go to stderr with a non-zero exit and never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from campusid.idp.apps import AppError
+from campusid.idp.issuer import IssuerError
+from campusid.idp.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="campusid: the university's OpenID Provider.")
+users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
+apps_app = typer.Typer(no_args_is_help=True, help="Register and review client applications.")
+keys_app = typer.Typer(no_args_is_help=True, help="Signing keys.")
+db_app = typer.Typer(no_args_is_help=True, help="The database.")
+records_app = typer.Typer(no_args_is_help=True, help="Grades for the records API.")
+for sub, name in (
+    (users_app, "users"),
+    (apps_app, "apps"),
+    (keys_app, "keys"),
+    (db_app, "db"),
+    (records_app, "records"),
+):
+    app.add_typer(sub, name=name)
+
+out = Console()
+err = Console(stderr=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+ROLES = ("student", "developer", "admin")
+
+
+def fail(message: str, code: int = 1, as_json: bool = False):
+    if as_json:
+        print(json.dumps({"error": message}), file=sys.stderr)
+    else:
+        err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def settings(port: int | None = None) -> Settings:
+    try:
+        return load_settings(port=port)
+    except (SettingsError, IssuerError) as exc:
+        fail(str(exc), 2)
+
+
+def open_store_or_fail(cfg: Settings):
+    from campusid.idp.store import open_store
+    from campusid.idp.store.db import StoreError
+
+    try:
+        return open_store(cfg.database_url, cfg.data_dir)
+    except StoreError as exc:
+        fail(str(exc), 2)
+
+
+class Services:
+    def __init__(self) -> None:
+        from campusid.idp.apps import AppService
+        from campusid.idp.passwords import Passwords
+
+        self.settings = settings()
+        self.store = open_store_or_fail(self.settings)
+        s = self.settings
+        self.passwords = Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism)
+        self.apps = AppService(self.store)
+
+
+def emit(data: dict, as_json: bool, human=None) -> None:
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+    elif human is not None:
+        human(data)
+    else:
+        out.print_json(json.dumps(data, ensure_ascii=False))
+
+
+# -- users ------------------------------------------------------------------------------------
+@users_app.command("add")
+def users_add(
+    username: str,
+    name: Annotated[str, typer.Option(help="Display name.")],
+    student_number: Annotated[str | None, typer.Option(help="Student number (students).")] = None,
+    role: Annotated[str, typer.Option(help="student, developer or admin.")] = "student",
+    email: Annotated[str | None, typer.Option()] = None,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin.")] = False,
+    as_json: JsonOpt = False,
+):
+    """Add a user; the password is read from standard input (never from the command line)."""
+    from campusid.idp.demo import add_user
+    from campusid.idp.store.repos import Conflict
+
+    if role not in ROLES:
+        fail(f"--role must be one of {', '.join(ROLES)}", 2, as_json)
+    if not password_stdin:
+        fail("give --password-stdin and pipe the password in (passwords never go on the command line)", 2, as_json)
+    password = sys.stdin.readline().rstrip("\r\n")
+    if len(password) < 8:
+        fail("the password must be at least 8 characters", 2, as_json)
+    if not username or len(username) > 64 or not username.isprintable() or " " in username:
+        fail("the username must be 1-64 printable characters without spaces", 2, as_json)
+    svc = Services()
+    parts = name.split(" ", 1)
+    try:
+        add_user(
+            svc.store,
+            svc.passwords,
+            username=username,
+            name=name,
+            password=password,
+            role=role,
+            student_number=student_number,
+            given_name=parts[0],
+            family_name=parts[1] if len(parts) > 1 else None,
+            email=email,
+            now=int(time.time()),
+        )
+    except Conflict as exc:
+        fail(str(exc), 1, as_json)
+    emit(
+        {"username": username, "name": name, "role": role, "student_number": student_number},
+        as_json,
+        lambda d: out.print(f"added {d['role']} [bold]{d['username']}[/]"),
+    )
+
+
+@users_app.command("list")
+def users_list(as_json: JsonOpt = False):
+    """List users (never their password hashes)."""
+    svc = Services()
+    rows = [{k: u[k] for k in ("username", "name", "role", "student_number")} for u in svc.store.users.list()]
+
+    def human(data):
+        table = Table("username", "name", "role", "student number")
+        for u in data["users"]:
+            table.add_row(u["username"], u["name"], u["role"], u["student_number"] or "")
+        out.print(table)
+
+    emit({"users": rows}, as_json, human)
+
+
+# -- apps -------------------------------------------------------------------------------------
+def _app_human(data: dict) -> None:
+    out.print(
+        f"[bold]{data['name']}[/]  client_id={data['client_id']}  type={data['type']}  state=[bold]{data['state']}[/]"
+    )
+    out.print(f"  redirect URIs: {', '.join(data['redirect_uris'])}")
+    out.print(f"  scopes: {' '.join(data['scopes'])}  granted: {' '.join(data['granted_scopes']) or '-'}")
+    if data.get("client_secret"):
+        out.print(f"  client secret (shown once, store it on your server): {data['client_secret']}")
+    for event in data.get("history", []):
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(event["at"]))
+        line = f"  {when}Z {event['action']} by {event['actor'] or '-'}: {event['from'] or '-'} → {event['to']}"
+        if event["feedback"]:
+            line += f"  feedback: {event['feedback']}"
+        out.print(line, highlight=False, markup=False)
+
+
+def _run_app(as_json: bool, action):
+    svc = Services()
+    try:
+        data = action(svc)
+    except AppError as exc:
+        fail(exc.message, 1, as_json)
+    emit(data, as_json, _app_human)
+
+
+@apps_app.command("create")
+def apps_create(
+    name: Annotated[str, typer.Option()],
+    type_: Annotated[str, typer.Option("--type", help="web or native.")],
+    redirect_uri: Annotated[list[str], typer.Option("--redirect-uri", help="Once per URI.")],
+    owner: Annotated[str, typer.Option(help="Username of the developer who owns the app.")],
+    scope: Annotated[list[str] | None, typer.Option("--scope", help="Once per scope.")] = None,
+    description: Annotated[str, typer.Option()] = "",
+    sector_identifier_uri: Annotated[str | None, typer.Option()] = None,
+    client_id: Annotated[str | None, typer.Option(help="Choose the client_id (default: generated).")] = None,
+    as_json: JsonOpt = False,
+):
+    """Register an application in `draft`; a web app's secret is printed this once."""
+
+    def action(svc):
+        data, secret = svc.apps.create(
+            name=name,
+            app_type=type_,
+            redirect_uris=redirect_uri,
+            scopes=scope,
+            owner=owner,
+            description=description,
+            sector_identifier_uri=sector_identifier_uri,
+            client_id=client_id,
+        )
+        if secret:
+            data["client_secret"] = secret
+        return data
+
+    _run_app(as_json, action)
+
+
+@apps_app.command("edit")
+def apps_edit(
+    client_id: str,
+    name: Annotated[str | None, typer.Option()] = None,
+    redirect_uri: Annotated[list[str] | None, typer.Option("--redirect-uri")] = None,
+    scope: Annotated[list[str] | None, typer.Option("--scope")] = None,
+    description: Annotated[str | None, typer.Option()] = None,
+    as_json: JsonOpt = False,
+):
+    """Change a draft or rejected app (lists given replace the old ones; does not resubmit)."""
+    _run_app(
+        as_json,
+        lambda svc: svc.apps.edit(
+            client_id, name=name, redirect_uris=redirect_uri or None, scopes=scope or None, description=description
+        ),
+    )
+
+
+@apps_app.command("submit")
+def apps_submit(client_id: str, as_json: JsonOpt = False):
+    """Submit a draft or rejected app for review."""
+    _run_app(as_json, lambda svc: svc.apps.submit(client_id))
+
+
+@apps_app.command("approve")
+def apps_approve(
+    client_id: str,
+    by: Annotated[str, typer.Option(help="The admin who approves (never the owner).")],
+    grant_scope: Annotated[list[str] | None, typer.Option("--grant-scope", help="Sensitive scope granted.")] = None,
+    as_json: JsonOpt = False,
+):
+    """Approve an app under review (default: every requested sensitive scope)."""
+    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope))
+
+
+@apps_app.command("reject")
+def apps_reject(
+    client_id: str,
+    by: Annotated[str, typer.Option()],
+    feedback: Annotated[str, typer.Option(help="What the developer must change.")],
+    as_json: JsonOpt = False,
+):
+    """Reject an app under review, with feedback."""
+    _run_app(as_json, lambda svc: svc.apps.reject(client_id, by, feedback))
+
+
+@apps_app.command("activate")
+def apps_activate(client_id: str, as_json: JsonOpt = False):
+    """Activate an approved app: it may now use the authorization endpoint."""
+    _run_app(as_json, lambda svc: svc.apps.activate(client_id))
+
+
+@apps_app.command("suspend")
+def apps_suspend(client_id: str, by: Annotated[str, typer.Option()], as_json: JsonOpt = False):
+    """Suspend an active app."""
+    _run_app(as_json, lambda svc: svc.apps.suspend(client_id, by))
+
+
+@apps_app.command("reinstate")
+def apps_reinstate(client_id: str, by: Annotated[str, typer.Option()], as_json: JsonOpt = False):
+    """Reinstate a suspended app."""
+    _run_app(as_json, lambda svc: svc.apps.reinstate(client_id, by))
+
+
+@apps_app.command("show")
+def apps_show(client_id: str, as_json: JsonOpt = False):
+    """Show an app with its review history."""
+    _run_app(as_json, lambda svc: svc.apps.show(client_id))
+
+
+@apps_app.command("rotate-secret")
+def apps_rotate_secret(client_id: str, as_json: JsonOpt = False):
+    """Replace a web app's secret; the new one is printed this once."""
+
+    def action(svc):
+        secret = svc.apps.rotate_secret(client_id)
+        return {**svc.apps.show(client_id), "client_secret": secret}
+
+    _run_app(as_json, action)
+
+
+@apps_app.command("list")
+def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False):
+    """List apps, optionally in one state."""
+    svc = Services()
+    rows = [svc.apps.show(c["client_id"]) for c in svc.store.clients.list(states=[state] if state else None)]
+    for row in rows:
+        row.pop("history")
+
+    def human(data):
+        table = Table("client_id", "name", "type", "state", "owner")
+        for a in data["apps"]:
+            table.add_row(a["client_id"], a["name"], a["type"], a["state"], a["owner"] or "")
+        out.print(table)
+
+    emit({"apps": rows}, as_json, human)
+
+
+# -- keys, db, records ------------------------------------------------------------------------
+def _keys(svc: Services):
+    from campusid.idp.keys import KeyManager
+
+    s = svc.settings
+    keys = KeyManager(svc.store, s.secret_key, s.jwks_max_age, s.max_token_lifetime)
+    keys.ensure()
+    return keys
+
+
+@keys_app.command("rotate")
+def keys_rotate(as_json: JsonOpt = False):
+    """Publish the next signing keys now; they sign after the JWKS cache lifetime."""
+    svc = Services()
+    keys = _keys(svc)
+    added = keys.rotate()
+    emit(
+        {"added": added, "keys": keys.describe()},
+        as_json,
+        lambda d: [
+            out.print(
+                f"published {k['kid']} ({k['alg']}), signing from "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(k['signs_from']))}Z"
+            )
+            for k in d["added"]
+        ],
+    )
+
+
+@keys_app.command("list")
+def keys_list(as_json: JsonOpt = False):
+    """List signing keys (public information only)."""
+    svc = Services()
+    emit({"keys": _keys(svc).describe()}, as_json)
+
+
+@db_app.command("upgrade")
+def db_upgrade(as_json: JsonOpt = False):
+    """Create or migrate the database to the newest schema."""
+    from campusid.idp.store.db import StoreError, make_engine, upgrade
+
+    cfg = settings()
+    try:
+        revision = upgrade(make_engine(cfg.database_url), cfg.data_dir)
+    except StoreError as exc:
+        fail(str(exc), 2, as_json)
+    emit({"revision": revision}, as_json, lambda d: out.print(f"database at revision {d['revision']}"))
+
+
+@records_app.command("import")
+def records_import(file: Path, as_json: JsonOpt = False):
+    """Import grades from CSV: every row is checked first; all rows or none are imported."""
+    from campusid.records.importer import COLUMNS, import_csv
+
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {file}: {exc.strerror}", 2, as_json)
+    svc = Services()
+    report = import_csv(svc.store, data)
+    body = {"imported": report.imported, "rows": report.rows, "errors": report.errors}
+    if not report.ok:
+        if as_json:
+            print(json.dumps(body), file=sys.stderr)
+        else:
+            err.print(
+                f"[bold red]nothing imported:[/] {len(report.errors)} row(s) rejected (columns: {','.join(COLUMNS)})"
+            )
+            for e in report.errors[:50]:
+                err.print(f"  line {e['line']}: {e['error']}", markup=False, highlight=False)
+        raise typer.Exit(1)
+    emit(body, as_json, lambda d: out.print(f"imported {d['imported']} grade(s)"))
+
+
+# -- serving ----------------------------------------------------------------------------------
+def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    from campusid.idp.app import create_app
+
+    if workers > 1:
+        os.environ.setdefault("CAMPUSID_ISSUER", cfg.issuer.canonical)
+        os.environ.setdefault("CAMPUSID_SECRET_KEY", cfg.secret_key)
+        uvicorn.run(
+            "campusid.idp.asgi:app_factory",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=False,
+            server_header=False,
+            log_level="warning",
+            access_log=False,
+        )
+        return
+    uvicorn.run(
+        create_app(cfg),
+        host=host,
+        port=port,
+        proxy_headers=False,
+        server_header=False,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Worker processes (share the database; use Redis for limits).")] = 1,
+):
+    """Serve the OpenID Provider."""
+    cfg = settings(port)
+    open_store_or_fail(cfg).close()
+    err.print(
+        f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})",
+        highlight=False,
+    )
+    _serve(cfg, host, port, workers)
+
+
+@app.command()
+def demo(
+    host: Annotated[str, typer.Option()] = "127.0.0.1",
+    port: Annotated[int, typer.Option()] = 8000,
+    as_json: JsonOpt = False,
+):
+    """Serve with demo users, grades and two active clients, printed at start."""
+    from campusid.idp.demo import seed
+
+    svc_cfg = settings(port)
+    store = open_store_or_fail(svc_cfg)
+    from campusid.idp.passwords import Passwords
+
+    s = svc_cfg
+    info = seed(
+        store,
+        Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism),
+        svc_cfg.issuer.canonical,
+        int(time.time()),
+    )
+    store.close()
+    if as_json:
+        print(json.dumps(info), flush=True)
+    else:
+        out.print(f"[bold]campusid demo[/] at {svc_cfg.issuer.display}  (data: {svc_cfg.data_dir})")
+        users = Table("username", "password", "name", "role", "student number", title="Demo users")
+        for u in info["users"]:
+            users.add_row(u["username"], u["password"], u["name"], u["role"], u["student_number"] or "")
+        out.print(users)
+        clients = Table("client_id", "type", "redirect URIs", "secret", title="Active clients")
+        for c in info["clients"]:
+            clients.add_row(c["client_id"], c["type"], " ".join(c["redirect_uris"]), c.get("client_secret") or "-")
+        out.print(clients)
+        out.print(f"Discovery: {svc_cfg.issuer.canonical}/.well-known/openid-configuration   (Ctrl+C stops)")
+    sys.stdout.flush()
+    _serve(svc_cfg, host, port, 1)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The OpenID Provider: settings, protocol rules, storage and the ASGI app."""

@@ -1,0 +1,89 @@
+"""`create_app(settings)`: wires one independent OpenID Provider app; no work at import time."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from campusid.idp.settings import Settings
+from campusid.idp.store import Store, open_store
+from campusid.idp.web import authorize, pages, resources, token
+from campusid.idp.web.context import build_context
+from campusid.idp.web.http import PAGE_HEADERS, error_page, json_response
+from campusid.records import api as records
+
+log = logging.getLogger("campusid.idp")
+STATIC = Path(__file__).parent / "web" / "static"
+_JSON_PREFIXES = ("/oauth/", "/records/", "/api/", "/.well-known/")
+
+
+def _routes(ctx) -> list:
+    return [
+        Route("/.well-known/openid-configuration", resources.make_discovery(ctx), methods=["GET"]),
+        Route("/oauth/authorize", authorize.authorize, methods=["GET", "POST"]),
+        Route("/oauth/token", token.token, methods=["POST"]),
+        Route("/oauth/token", token.token_preflight, methods=["OPTIONS"]),
+        Route("/oauth/jwks", resources.jwks, methods=["GET"]),
+        Route("/oauth/userinfo", resources.userinfo, methods=["GET", "POST"]),
+        Route("/oauth/revoke", resources.revoke, methods=["POST"]),
+        Route("/oauth/introspect", resources.introspect, methods=["POST"]),
+        Route("/login", pages.login_get, methods=["GET"]),
+        Route("/login", pages.login_post, methods=["POST"]),
+        Route("/consent", pages.consent_get, methods=["GET"]),
+        Route("/consent", pages.consent_post, methods=["POST"]),
+        Route("/logout", pages.logout_get, methods=["GET"]),
+        Route("/logout", pages.logout_post, methods=["POST"]),
+        Route("/records/v1/grades", records.grades, methods=["GET"]),
+        Route("/", pages.home, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+
+
+def create_app(settings: Settings, store: Store | None = None) -> Starlette:
+    store = store or open_store(settings.database_url, settings.data_dir)
+    ctx = build_context(settings, store)
+
+    def _relative(request: Request) -> str:
+        path = request.url.path
+        prefix = settings.issuer.path
+        return path[len(prefix) :] if prefix and path.startswith(prefix) else path
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        headers = dict(exc.headers or {})
+        if _relative(request).startswith(_JSON_PREFIXES):
+            error = {404: "not_found", 405: "invalid_request"}.get(exc.status_code, "invalid_request")
+            return json_response(
+                {"error": error, "error_description": exc.detail},
+                exc.status_code,
+                {**headers, "Cache-Control": "no-store"},
+            )
+        page = error_page(
+            ctx,
+            exc.detail or "This page does not exist.",
+            status=exc.status_code,
+            title="Not found" if exc.status_code == 404 else "Request not allowed",
+        )
+        page.headers.update(headers)
+        return page
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error on %s %s", request.method, _relative(request))
+        if _relative(request).startswith(_JSON_PREFIXES):
+            return json_response({"error": "server_error"}, 500, {"Cache-Control": "no-store"})
+        return Response(
+            "Something went wrong on our side. Please try again.", 500, media_type="text/plain", headers=PAGE_HEADERS
+        )
+
+    routes = _routes(ctx)
+    if settings.issuer.path:
+        routes = [Mount(settings.issuer.path, routes=routes)]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.ctx = ctx
+    return app

@@ -1,0 +1,13 @@
+"""Client applications and their review workflow (SPEC 3, DESIGN 3.6): one implementation of
+each transition, used by the CLI, the JSON API and the pages alike."""
+
+from campusid.idp.apps.service import (
+    AppError,
+    AppService,
+    Forbidden,
+    InvalidTransition,
+    NotFound,
+    ValidationFailed,
+)
+
+__all__ = ["AppError", "AppService", "Forbidden", "InvalidTransition", "NotFound", "ValidationFailed"]

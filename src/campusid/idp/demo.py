@@ -1,0 +1,157 @@
+"""Demo data for `campusid demo`: users, grades and two active clients, created idempotently
+through the same services the CLI uses (so the review workflow is exercised for real)."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from importlib import resources
+
+from campusid.idp.apps import AppService
+from campusid.idp.passwords import Passwords
+from campusid.idp.store import Store
+from campusid.records.importer import import_csv
+
+DESKTOP_CLIENT = "campusid-desktop"
+WEB_CLIENT = "campusid-web-demo"
+WEB_CLIENT_PORT = 8001
+
+USERS = [
+    {
+        "username": "alice",
+        "name": "Alice Zhang",
+        "given_name": "Alice",
+        "family_name": "Zhang",
+        "email": "alice@students.example.edu",
+        "student_number": "2024001",
+        "role": "student",
+        "password": "alice-demo-password",
+    },
+    {
+        "username": "bob",
+        "name": "Bob Li",
+        "given_name": "Bob",
+        "family_name": "Li",
+        "email": "bob@students.example.edu",
+        "student_number": "2024002",
+        "role": "student",
+        "password": "bob-demo-password",
+    },
+    {
+        "username": "dev",
+        "name": "Dana Developer",
+        "given_name": "Dana",
+        "family_name": "Developer",
+        "email": "dev@example.edu",
+        "student_number": None,
+        "role": "developer",
+        "password": "dev-demo-password",
+    },
+    {
+        "username": "admin",
+        "name": "Ada Admin",
+        "given_name": "Ada",
+        "family_name": "Admin",
+        "email": "admin@example.edu",
+        "student_number": None,
+        "role": "admin",
+        "password": "admin-demo-password",
+    },
+]
+
+
+def add_user(
+    store: Store,
+    passwords: Passwords,
+    *,
+    username: str,
+    name: str,
+    password: str,
+    role: str = "student",
+    student_number: str | None = None,
+    given_name: str | None = None,
+    family_name: str | None = None,
+    email: str | None = None,
+    now: int,
+) -> dict:
+    return store.users.add(
+        id=uuid.uuid4().hex,
+        username=username,
+        name=name,
+        given_name=given_name,
+        family_name=family_name,
+        email=email,
+        student_number=student_number,
+        role=role,
+        password_hash=passwords.hash(password),
+        created_at=now,
+    )
+
+
+def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
+    """Create, submit, approve and activate a demo client; returns a fresh secret for web clients."""
+    client_id = spec["client_id"]
+    if store.clients.get(client_id) is None:
+        apps.create(**spec)
+    state = apps.get(client_id)["state"]
+    if state in ("draft", "rejected"):
+        apps.submit(client_id, actor=spec["owner"])
+        state = "under_review"
+    if state == "under_review":
+        apps.approve(client_id, by="admin")
+        state = "approved"
+    if state == "approved":
+        apps.activate(client_id, actor=spec["owner"])
+    if state == "suspended":
+        apps.reinstate(client_id, by="admin")
+    if spec["app_type"] == "web":
+        return apps.rotate_secret(client_id, actor="demo")
+    return None
+
+
+def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dict:
+    users_out = []
+    for user in USERS:
+        if store.users.by_username(user["username"]) is None:
+            add_user(store, passwords, now=now, **user)
+        users_out.append({k: user[k] for k in ("username", "password", "name", "role", "student_number")})
+    data = resources.files("campusid.records").joinpath("demo_grades.csv").read_bytes()
+    report = import_csv(store, data)
+    if not report.ok:  # pragma: no cover - the shipped file is valid
+        raise RuntimeError(f"demo grades are invalid: {report.errors}")
+    apps = AppService(store)
+    _ensure_client(
+        apps,
+        store,
+        client_id=DESKTOP_CLIENT,
+        name="campusid Desktop",
+        app_type="native",
+        redirect_uris=["http://127.0.0.1/callback"],
+        scopes=["openid", "profile", "offline_access", "grades.read"],
+        owner="dev",
+        description="The desktop app: grades on your computer and a local bridge for scripts.",
+    )
+    web_redirect = f"http://127.0.0.1:{WEB_CLIENT_PORT}/callback"
+    secret = _ensure_client(
+        apps,
+        store,
+        client_id=WEB_CLIENT,
+        name="My grades (web demo)",
+        app_type="web",
+        redirect_uris=[web_redirect],
+        scopes=["openid", "profile", "grades.read"],
+        owner="dev",
+        description="A server-side web app that shows a student's grades.",
+    )
+    return {
+        "issuer": issuer,
+        "users": users_out,
+        "clients": [
+            {"client_id": DESKTOP_CLIENT, "type": "native", "redirect_uris": ["http://127.0.0.1/callback"]},
+            {"client_id": WEB_CLIENT, "client_secret": secret, "type": "web", "redirect_uris": [web_redirect]},
+        ],
+    }
+
+
+def random_password() -> str:
+    return secrets.token_urlsafe(12)

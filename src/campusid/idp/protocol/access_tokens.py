@@ -1,0 +1,64 @@
+"""Validating our own JWT access tokens (RFC 9068 4) for userinfo and the records API.
+
+The algorithm is pinned to ES256; the signature is checked against our published keys by
+`kid`; then `typ`, `iss`, `exp` and the audience. Bearer errors follow RFC 6750 3.1.
+"""
+
+from __future__ import annotations
+
+import time
+
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+
+from campusid.idp.keys import ACCESS_TOKEN_ALG, KeyManager
+from campusid.idp.protocol.errors import InsufficientScope, InvalidToken
+
+LEEWAY = 30
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of `Authorization: Bearer <token>` (RFC 6750 2.1); None when no header.
+
+    A malformed header raises InvalidToken.
+    """
+    if authorization is None:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    value = value.strip()
+    if scheme.lower() != "bearer" or not value or " " in value or len(value) > 8192:
+        raise InvalidToken("the Authorization header is not a Bearer token")
+    return value
+
+
+def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_scope: str | None = None) -> dict:
+    """Verify a JWT access token and return its claims; scope is checked before audience."""
+    try:
+        header = jws.extract_compact(token.encode("ascii")).protected
+    except (JoseError, ValueError, UnicodeError, TypeError):
+        raise InvalidToken("the access token is malformed") from None
+    if header.get("alg") != ACCESS_TOKEN_ALG or header.get("typ") != "at+jwt":
+        raise InvalidToken("the access token is not an ES256 at+jwt")
+    kid = header.get("kid")
+    try:
+        decoded = jwt.decode(
+            token, keys.verification_keys(kid if isinstance(kid, str) else None), algorithms=[ACCESS_TOKEN_ALG]
+        )
+    except (JoseError, ValueError, TypeError):
+        raise InvalidToken("the access token signature is not valid") from None
+    claims = decoded.claims
+    now = int(time.time())
+    if claims.get("iss") != issuer:
+        raise InvalidToken("the access token was issued by another issuer")
+    exp = claims.get("exp")
+    if not isinstance(exp, int) or exp + LEEWAY < now:
+        raise InvalidToken("the access token has expired")
+    if required_scope is not None and required_scope not in str(claims.get("scope", "")).split():
+        raise InsufficientScope(f"the access token lacks the scope {required_scope}")
+    aud = claims.get("aud")
+    auds = aud if isinstance(aud, list) else [aud]
+    if audience not in auds:
+        raise InvalidToken("the access token is not for this audience")
+    if not isinstance(claims.get("gid"), str) or not isinstance(claims.get("sub"), str):
+        raise InvalidToken("the access token is malformed")
+    return claims

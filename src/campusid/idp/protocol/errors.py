@@ -1,0 +1,107 @@
+"""OAuth 2.0 / OIDC errors as exceptions carrying what the response needs (RFC 6749 4.1.2.1, 5.2)."""
+
+from __future__ import annotations
+
+
+class OAuthError(Exception):
+    """An error the protocol defines; one place turns it into a response."""
+
+    status = 400
+    error = "invalid_request"
+
+    def __init__(self, description: str = "", *, error: str | None = None, status: int | None = None) -> None:
+        super().__init__(description)
+        self.description = description
+        if error is not None:
+            self.error = error
+        if status is not None:
+            self.status = status
+
+    def body(self) -> dict:
+        out = {"error": self.error}
+        if self.description:
+            out["error_description"] = self.description
+        return out
+
+
+class InvalidRequest(OAuthError):
+    error = "invalid_request"
+
+
+class InvalidClient(OAuthError):
+    """RFC 6749 5.2: 401 with WWW-Authenticate when the client tried HTTP authentication."""
+
+    error = "invalid_client"
+    status = 401
+
+
+class InvalidGrant(OAuthError):
+    error = "invalid_grant"
+
+
+class UnauthorizedClient(OAuthError):
+    error = "unauthorized_client"
+
+
+class UnsupportedGrantType(OAuthError):
+    error = "unsupported_grant_type"
+
+
+class InvalidScope(OAuthError):
+    error = "invalid_scope"
+
+
+class UnsupportedResponseType(OAuthError):
+    error = "unsupported_response_type"
+
+
+class AccessDenied(OAuthError):
+    error = "access_denied"
+
+
+class LoginRequired(OAuthError):
+    error = "login_required"
+
+
+class ConsentRequired(OAuthError):
+    error = "consent_required"
+
+
+class TemporarilyUnavailable(OAuthError):
+    error = "temporarily_unavailable"
+    status = 503
+
+    def __init__(self, description: str = "", retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.retry_after = retry_after
+
+
+class SlowDown(OAuthError):
+    """Token endpoint rate limit: 429 with Retry-After (DESIGN 3.9)."""
+
+    error = "slow_down"
+    status = 429
+
+    def __init__(self, description: str = "", retry_after: int = 60) -> None:
+        super().__init__(description)
+        self.retry_after = retry_after
+
+
+class InvalidToken(OAuthError):
+    """RFC 6750 3.1."""
+
+    error = "invalid_token"
+    status = 401
+
+
+class InsufficientScope(OAuthError):
+    error = "insufficient_scope"
+    status = 403
+
+
+class BadAuthorizationRequest(Exception):
+    """The client or redirect_uri cannot be trusted: show the HTML 400 page, never redirect (DESIGN 3.3)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

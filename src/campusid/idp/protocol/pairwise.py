@@ -1,0 +1,44 @@
+"""Pairwise subject identifiers (OIDC Core 8.1; DESIGN 3.5).
+
+sub = base64url(HMAC-SHA256(key, sector_identifier || "|" || user_id)), with the key derived
+from CAMPUSID_SECRET_KEY. The student number is never an input, so it never appears in `sub`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from urllib.parse import urlsplit
+
+from campusid.idp.crypto import b64url, derive_key
+
+
+def sector_of(client: dict) -> str:
+    """The host of the sector_identifier_uri, else the single host of the https redirect URIs,
+    else the client_id (native clients on loopback or private-use schemes)."""
+    if client.get("sector_identifier_uri"):
+        return (urlsplit(client["sector_identifier_uri"]).hostname or "").lower()
+    hosts = {
+        (urlsplit(u).hostname or "").lower()
+        for u in client.get("redirect_uris") or []
+        if u.lower().startswith("https://")
+    }
+    if len(hosts) == 1:
+        return hosts.pop()
+    return client["client_id"]
+
+
+def web_hosts(redirect_uris: list[str]) -> set[str]:
+    return {(urlsplit(u).hostname or "").lower() for u in redirect_uris if "://" in u}
+
+
+class PairwiseSubjects:
+    def __init__(self, secret_key: str) -> None:
+        self._key = derive_key(secret_key, "campusid/pairwise-sub/v1")
+
+    def sub(self, sector: str, user_id: str) -> str:
+        mac = hmac.new(self._key, f"{sector}|{user_id}".encode(), hashlib.sha256).digest()
+        return b64url(mac)
+
+    def for_client(self, client: dict, user_id: str) -> str:
+        return self.sub(sector_of(client), user_id)

@@ -1,0 +1,163 @@
+"""The schema, one for SQLite and PostgreSQL. Times are integer Unix seconds (UTC)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("username", String(64), nullable=False, unique=True),
+    Column("name", String(200), nullable=False),
+    Column("given_name", String(100)),
+    Column("family_name", String(100)),
+    Column("email", String(254)),
+    Column("student_number", String(32), unique=True),
+    Column("role", String(16), nullable=False),
+    Column("password_hash", String(255), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+
+clients = Table(
+    "clients",
+    metadata,
+    Column("client_id", String(64), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("type", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("secret_hash", String(64)),
+    Column("redirect_uris", JSON, nullable=False),
+    Column("scopes", JSON, nullable=False),
+    Column("granted_scopes", JSON, nullable=False),
+    Column("justifications", JSON, nullable=False),
+    Column("sector_identifier_uri", String(2000)),
+    Column("revision", JSON),
+    Column("owner_id", String(32), ForeignKey("users.id"), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+client_events = Table(
+    "client_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("client_id", String(64), ForeignKey("clients.client_id"), nullable=False, index=True),
+    Column("actor", String(64)),
+    Column("action", String(32), nullable=False),
+    Column("from_state", String(16)),
+    Column("to_state", String(16)),
+    Column("feedback", Text),
+    Column("at", BigInteger, nullable=False),
+)
+
+signing_keys = Table(
+    "signing_keys",
+    metadata,
+    Column("kid", String(64), primary_key=True),
+    Column("alg", String(8), nullable=False),
+    Column("public_jwk", JSON, nullable=False),
+    Column("private_enc", LargeBinary, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("activates_at", BigInteger, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("user_id", String(32), ForeignKey("users.id"), nullable=False),
+    Column("auth_time", BigInteger, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+)
+
+interactions = Table(
+    "interactions",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("user_id", String(32)),
+    Column("auth_time", BigInteger),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+)
+
+grants = Table(
+    "grants",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("code_hash", String(64), unique=True),
+    Column("client_id", String(64), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("redirect_uri", String(2000), nullable=False),
+    Column("code_challenge", String(128), nullable=False),
+    Column("nonce", String(512)),
+    Column("scope", String(1000), nullable=False),
+    Column("auth_time", BigInteger, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("code_expires_at", BigInteger, nullable=False),
+    Column("code_used_at", BigInteger),
+    Column("revoked_at", BigInteger),
+)
+
+refresh_tokens = Table(
+    "refresh_tokens",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("grant_id", String(32), ForeignKey("grants.id"), nullable=False, index=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger),
+)
+
+consents = Table(
+    "consents",
+    metadata,
+    Column("user_id", String(32), primary_key=True),
+    Column("client_id", String(64), primary_key=True),
+    Column("scope", String(1000), nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+grades = Table(
+    "grades",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("student_number", String(32), nullable=False, index=True),
+    Column("course_code", String(32), nullable=False),
+    Column("course_name", String(200), nullable=False),
+    Column("term", String(32), nullable=False),
+    Column("credits", Float, nullable=False),
+    Column("score", Float, nullable=False),
+    Column("grade_point", Float, nullable=False),
+    UniqueConstraint("student_number", "course_code", "term", name="uq_grades_student_course_term"),
+)
+
+Index("ix_sessions_expires_at", sessions.c.expires_at)
+Index("ix_grants_user_client", grants.c.user_id, grants.c.client_id)

@@ -1,0 +1,1 @@
+"""HTTP faces of the OpenID Provider (Starlette)."""

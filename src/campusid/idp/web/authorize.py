@@ -1,0 +1,272 @@
+"""The authorization endpoint (RFC 6749 4.1.1, OIDC Core 3.1.2, DESIGN 3.3) as a pipeline of
+small checks. Until the client and its redirect_uri are verified, every error is the HTML 400
+page; after that, errors go back to the redirect_uri with `state` and `iss` (RFC 9207)."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from campusid.idp.apps.service import ACTIVE
+from campusid.idp.crypto import new_token, token_hash
+from campusid.idp.protocol import pkce
+from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.errors import (
+    BadAuthorizationRequest,
+    ConsentRequired,
+    InvalidRequest,
+    InvalidScope,
+    LoginRequired,
+    OAuthError,
+    UnsupportedResponseType,
+)
+from campusid.idp.protocol.params import MAX_PARAMS, _decode
+from campusid.idp.protocol.redirect_uri import matches_registered
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import error_page, is_form, read_body
+from campusid.idp.web.sessions import begin_interaction, current_session
+
+PROMPTS = ("none", "login", "consent")
+
+
+async def _raw_params(request: Request) -> dict[str, list[str]]:
+    """Every parameter with all its values, so duplicates can be judged after the client is known."""
+    if request.method == "POST":
+        if not is_form(request):
+            raise BadAuthorizationRequest("The sign-in request must be sent as a form.")
+        raw = await read_body(request)
+    else:
+        raw = request.scope.get("query_string", b"")
+    out: dict[str, list[str]] = {}
+    pairs = [p for p in raw.split(b"&") if p]
+    if len(pairs) > MAX_PARAMS:
+        raise BadAuthorizationRequest("The sign-in request has too many parameters.")
+    for pair in pairs:
+        k, _, v = pair.partition(b"=")
+        try:
+            key, value = _decode(k, "a parameter name"), _decode(v, "a parameter")
+        except OAuthError:
+            raise BadAuthorizationRequest("The sign-in request is not valid UTF-8.") from None
+        if len(value) > 4096:
+            raise BadAuthorizationRequest("The sign-in request has a parameter that is too long.")
+        out.setdefault(key, []).append(value)
+    return out
+
+
+def _single(raw: dict[str, list[str]], name: str, what: str) -> str | None:
+    values = raw.get(name)
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadAuthorizationRequest(f"The sign-in request names more than one {what}.")
+    return values[0]
+
+
+def check_client(ctx: Context, raw: dict[str, list[str]]) -> dict:
+    """Unknown or inactive clients never get a redirect (DESIGN 3.3)."""
+    client_id = _single(raw, "client_id", "application")
+    if not client_id:
+        raise BadAuthorizationRequest("The sign-in request does not name an application (client_id).")
+    client = ctx.store.clients.get(client_id)
+    if client is None:
+        raise BadAuthorizationRequest("The application that sent you here is not registered.")
+    if client["state"] != ACTIVE:
+        raise BadAuthorizationRequest("The application that sent you here is not active, so it cannot sign you in.")
+    return client
+
+
+def check_redirect_uri(client: dict, raw: dict[str, list[str]]) -> str:
+    """Exact match, RFC 8252 7.3 loopback port exception for native clients; a missing one is unregistered."""
+    redirect_uri = _single(raw, "redirect_uri", "return address (redirect_uri)")
+    if not redirect_uri or not matches_registered(redirect_uri, list(client["redirect_uris"]), client["type"]):
+        raise BadAuthorizationRequest("The return address (redirect_uri) is not registered for this application.")
+    return redirect_uri
+
+
+def reject_duplicates(raw: dict[str, list[str]]) -> dict[str, str]:
+    """RFC 6749 3.1: parameters MUST NOT be included more than once."""
+    dupes = [k for k, v in raw.items() if len(v) > 1]
+    if dupes:
+        raise InvalidRequest(f"parameter {dupes[0][:40]!r} is given more than once")
+    return {k: v[0] for k, v in raw.items()}
+
+
+def check_response_type(params: dict[str, str]) -> None:
+    if "response_type" not in params:
+        raise InvalidRequest("response_type is required")
+    if params["response_type"] != "code":
+        raise UnsupportedResponseType("only response_type=code is supported")
+
+
+def check_response_mode(params: dict[str, str]) -> None:
+    if params.get("response_mode", "query") != "query":
+        raise InvalidRequest("only response_mode=query is supported")
+
+
+def check_scope(client: dict, params: dict[str, str]) -> list[str]:
+    requested = scope_rules.parse(params.get("scope"))
+    if "openid" not in requested:
+        raise InvalidScope("scope must include openid")
+    allowed = set(client["granted_scopes"])
+    refused = [s for s in requested if s not in allowed]
+    if refused:
+        raise InvalidScope(f"this application may not request: {' '.join(refused)}")
+    return requested
+
+
+def check_prompt(params: dict[str, str]) -> set[str]:
+    prompts = set(scope_rules.parse(params.get("prompt")))
+    if not prompts <= set(PROMPTS):
+        raise InvalidRequest("prompt must be none, login or consent")
+    if "none" in prompts and len(prompts) > 1:
+        raise InvalidRequest("prompt=none cannot be combined with other values")
+    return prompts
+
+
+def check_max_age(params: dict[str, str]) -> int | None:
+    value = params.get("max_age")
+    if value is None:
+        return None
+    if not value.isdigit() or len(value) > 10:
+        raise InvalidRequest("max_age must be a non-negative whole number of seconds")
+    return int(value)
+
+
+def check_nonce(params: dict[str, str]) -> str | None:
+    nonce = params.get("nonce")
+    if nonce is not None and (not nonce or len(nonce) > 512):
+        raise InvalidRequest("nonce must be 1 to 512 characters")
+    return nonce
+
+
+def check_unsupported(params: dict[str, str]) -> None:
+    for name in ("request", "request_uri"):
+        if name in params:
+            raise OAuthError(f"{name} is not supported", error=f"{name}_not_supported")
+
+
+def error_redirect(ctx: Context, redirect_uri: str, exc: OAuthError, state: str | None) -> Response:
+    """RFC 6749 4.1.2.1 with `iss` (RFC 9207)."""
+    params = {"error": exc.error}
+    if exc.description:
+        params["error_description"] = exc.description
+    if state is not None:
+        params["state"] = state
+    params["iss"] = ctx.issuer
+    return _redirect(redirect_uri, params)
+
+
+def _redirect(redirect_uri: str, params: dict[str, str]) -> Response:
+    sep = "&" if "?" in redirect_uri else "?"
+    return RedirectResponse(
+        redirect_uri + sep + urlencode(params),
+        status_code=303,
+        headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+    )
+
+
+def needs_consent(ctx: Context, user_id: str, client: dict, scopes: list[str], prompts: set[str]) -> bool:
+    if "consent" in prompts:
+        return True
+    return not set(scopes) <= ctx.store.consents.get(user_id, client["client_id"])
+
+
+def issue_code(ctx: Context, request: Request, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
+    """Bind a single-use code to client, redirect_uri, PKCE challenge, nonce, scopes, user, auth_time."""
+    limiter = ctx.limiter
+    if limiter is not None:
+        blocked = limiter.completed_login(user_id, client["client_id"])
+        if blocked is not None:
+            from campusid.idp.protocol.errors import TemporarilyUnavailable
+
+            return error_redirect(
+                ctx,
+                req["redirect_uri"],
+                TemporarilyUnavailable("too many sign-ins to this application; try again later", retry_after=blocked),
+                req["state"],
+            )
+    code = new_token(32)
+    now = int(time.time())
+    ctx.store.grants.create(
+        id=new_token(16),
+        code_hash=token_hash(code),
+        client_id=client["client_id"],
+        user_id=user_id,
+        redirect_uri=req["redirect_uri"],
+        code_challenge=req["code_challenge"],
+        nonce=req.get("nonce"),
+        scope=" ".join(req["scopes"]),
+        auth_time=auth_time,
+        created_at=now,
+        code_expires_at=now + ctx.settings.code_ttl,
+    )
+    return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer})
+
+
+async def authorize(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    try:
+        raw = await _raw_params(request)
+        client = check_client(ctx, raw)
+        redirect_uri = check_redirect_uri(client, raw)
+    except BadAuthorizationRequest as exc:
+        return error_page(ctx, exc.message)
+    except OAuthError as exc:  # e.g. an oversized body before the client is known
+        return error_page(ctx, exc.description)
+    state_values = raw.get("state") or []
+    state = state_values[0] if len(state_values) == 1 else None
+    try:
+        params = reject_duplicates(raw)
+        if not state:
+            raise InvalidRequest("state is required")
+        check_unsupported(params)
+        check_response_type(params)
+        check_response_mode(params)
+        scopes = check_scope(client, params)
+        challenge = pkce.check_challenge(params.get("code_challenge"), params.get("code_challenge_method"))
+        nonce = check_nonce(params)
+        prompts = check_prompt(params)
+        max_age = check_max_age(params)
+    except OAuthError as exc:
+        return error_redirect(ctx, redirect_uri, exc, state)
+    req = {
+        "client_id": client["client_id"],
+        "redirect_uri": redirect_uri,
+        "state": state,
+        "nonce": nonce,
+        "scopes": scopes,
+        "code_challenge": challenge,
+        "prompts": sorted(prompts),
+        "max_age": max_age,
+    }
+    return decide(ctx, request, client, req)
+
+
+def decide(ctx: Context, request: Request, client: dict, req: dict) -> Response:
+    """Interactions (OIDC Core 3.1.2.3): login when needed, consent when needed, else the code."""
+    prompts = set(req["prompts"])
+    session = current_session(ctx, request)
+    now = int(time.time())
+    login_needed = (
+        session is None
+        or "login" in prompts
+        or (req["max_age"] is not None and now - session["auth_time"] > req["max_age"])
+    )
+    if login_needed:
+        if "none" in prompts:
+            return error_redirect(ctx, req["redirect_uri"], LoginRequired("the user is not signed in"), req["state"])
+        response = RedirectResponse(ctx.path("/login"), status_code=303, headers={"Cache-Control": "no-store"})
+        begin_interaction(ctx, response, "authorize", req)
+        return response
+    if needs_consent(ctx, session["user_id"], client, req["scopes"], prompts):
+        if "none" in prompts:
+            return error_redirect(
+                ctx, req["redirect_uri"], ConsentRequired("the user has not approved this application"), req["state"]
+            )
+        response = RedirectResponse(ctx.path("/consent"), status_code=303, headers={"Cache-Control": "no-store"})
+        begin_interaction(ctx, response, "authorize", req)
+        return response
+    return issue_code(ctx, request, client, req, session["user_id"], session["auth_time"])

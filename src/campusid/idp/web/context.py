@@ -1,0 +1,68 @@
+"""Everything a request handler needs, wired once per app by `create_app(settings)`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from campusid.idp.apps import AppService
+from campusid.idp.crypto import derive_key
+from campusid.idp.keys import KeyManager
+from campusid.idp.passwords import Passwords
+from campusid.idp.protocol.pairwise import PairwiseSubjects
+from campusid.idp.protocol.tokens import TokenMinter
+from campusid.idp.settings import Settings
+from campusid.idp.store import Store
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+@dataclass
+class Context:
+    settings: Settings
+    store: Store
+    keys: KeyManager
+    minter: TokenMinter
+    pairwise: PairwiseSubjects
+    passwords: Passwords
+    apps: AppService
+    templates: Environment
+    csrf_key: bytes
+    limiter: object | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def issuer(self) -> str:
+        return self.settings.issuer.canonical
+
+    def url(self, path: str) -> str:
+        """Absolute URL of one of our routes (always from the configured issuer, never Host)."""
+        return self.settings.issuer.canonical + path
+
+    def path(self, path: str) -> str:
+        """Path of one of our routes, for links and cookies."""
+        return self.settings.issuer.path + path
+
+
+def build_context(settings: Settings, store: Store) -> Context:
+    keys = KeyManager(store, settings.secret_key, settings.jwks_max_age, settings.max_token_lifetime)
+    keys.ensure()
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return Context(
+        settings=settings,
+        store=store,
+        keys=keys,
+        minter=TokenMinter(keys, settings.issuer.canonical, settings.id_token_ttl, settings.access_token_ttl),
+        pairwise=PairwiseSubjects(settings.secret_key),
+        passwords=Passwords(settings.argon2_time_cost, settings.argon2_memory_cost, settings.argon2_parallelism),
+        apps=AppService(store),
+        templates=env,
+        csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
+    )

@@ -1,0 +1,277 @@
+"""Login, consent and logout pages (DESIGN 3.8). Forms carry CSRF tokens bound to the
+interaction (login, consent) or the session (logout); credential POSTs answer with 303."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.errors import AccessDenied, OAuthError
+from campusid.idp.web.authorize import error_redirect, issue_code, needs_consent
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import error_page, page, query_params, read_form
+from campusid.idp.web.sessions import (
+    begin_interaction,
+    clear_interaction_cookie,
+    csrf_ok,
+    csrf_token,
+    current_interaction,
+    current_session,
+    end_session,
+    finish_interaction,
+    start_session,
+)
+
+MAX_USERNAME = 64
+MAX_PASSWORD = 1024
+
+
+def _local_next(ctx: Context, value: str | None) -> str:
+    """Only a path on this server may follow a login (no open redirect)."""
+    if value and value.startswith("/") and not value.startswith("//") and "\\" not in value:
+        parts = urlsplit(value)
+        if not parts.scheme and not parts.netloc:
+            return value
+    return ctx.path("/")
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+def _client_name(ctx: Context, interaction: dict) -> str | None:
+    if interaction["kind"] != "authorize":
+        return None
+    client = ctx.store.clients.get(interaction["params"]["client_id"])
+    return client["name"] if client else None
+
+
+def _login_page(
+    ctx: Context,
+    interaction: dict,
+    status: int = 200,
+    error: str | None = None,
+    username: str = "",
+    headers: dict | None = None,
+) -> Response:
+    return page(
+        ctx,
+        "login.html",
+        status=status,
+        headers=headers,
+        error=error,
+        username=username,
+        csrf=csrf_token(ctx, "login", interaction["raw_id"]),
+        client_name=_client_name(ctx, interaction),
+        action=ctx.path("/login"),
+    )
+
+
+async def login_get(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    interaction = current_interaction(ctx, request)
+    try:
+        q = query_params(request)
+    except OAuthError:
+        q = {}
+    if interaction is None or ("next" in q and interaction["kind"] != "authorize"):
+        response = _see_other(ctx.path("/login"))
+        begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
+        return response
+    return _login_page(ctx, interaction)
+
+
+async def login_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    interaction = current_interaction(ctx, request)
+    if interaction is None:
+        return error_page(
+            ctx, "This sign-in page has expired. Go back to the application and start again.", title="Sign-in expired"
+        )
+    try:
+        form = await read_form(request)
+    except OAuthError as exc:
+        return _login_page(ctx, interaction, 400, error=exc.description or "The form could not be read.")
+    if not csrf_ok(ctx, "login", interaction["raw_id"], form.get("csrf_token")):
+        return _login_page(
+            ctx, interaction, 403, error="The form expired or was not sent from this page. Please try again."
+        )
+    username = form.get("username", "").strip()
+    password = form.get("password", "")
+    if not username or not password or len(username) > MAX_USERNAME or len(password) > MAX_PASSWORD:
+        return _login_page(
+            ctx, interaction, 400, error="Enter your username and password.", username=username[:MAX_USERNAME]
+        )
+    limiter = ctx.limiter
+    if limiter is not None:
+        blocked = limiter.before_password(username, request)
+        if blocked is not None:
+            return _login_page(
+                ctx,
+                interaction,
+                429,
+                error=limiter.message(blocked),
+                username=username,
+                headers={"Retry-After": str(blocked)},
+            )
+    user = ctx.store.users.by_username(username)
+    ok = await run_in_threadpool(ctx.passwords.verify, user["password_hash"] if user else None, password)
+    if limiter is not None:
+        blocked = limiter.after_password(username, request, ok)
+        if blocked is not None:
+            return _login_page(
+                ctx,
+                interaction,
+                429,
+                error=limiter.message(blocked),
+                username=username,
+                headers={"Retry-After": str(blocked)},
+            )
+    if not ok or user is None:
+        return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
+    if ctx.passwords.needs_rehash(user["password_hash"]):
+        new_hash = await run_in_threadpool(ctx.passwords.hash, password)
+        ctx.store.users.set_password_hash(user["id"], new_hash)
+    now = int(time.time())
+    if interaction["kind"] == "authorize":
+        ctx.store.interactions.logged_in(interaction["id_hash"], user["id"], now)
+        response = _see_other(ctx.path("/consent"))
+    else:
+        response = _see_other(interaction["params"].get("next") or ctx.path("/"))
+        finish_interaction(ctx, interaction, response)
+    start_session(ctx, request, response, user["id"], now)
+    return response
+
+
+def _consent_subject(ctx: Context, request: Request, interaction: dict) -> tuple[str, int] | None:
+    """Who is consenting: the user who just logged in for this interaction, else the session's."""
+    if interaction.get("user_id"):
+        return interaction["user_id"], interaction["auth_time"]
+    session = current_session(ctx, request)
+    if session is not None:
+        return session["user_id"], session["auth_time"]
+    return None
+
+
+def _consent_context(ctx: Context, request: Request):
+    interaction = current_interaction(ctx, request)
+    if interaction is None or interaction["kind"] != "authorize":
+        return (
+            None,
+            None,
+            None,
+            error_page(
+                ctx,
+                "This consent page has expired. Go back to the application and start again.",
+                title="Sign-in expired",
+            ),
+        )
+    subject = _consent_subject(ctx, request, interaction)
+    client = ctx.store.clients.get(interaction["params"]["client_id"])
+    if subject is None or client is None or client["state"] != "active":
+        return (
+            None,
+            None,
+            None,
+            error_page(ctx, "This sign-in can no longer continue. Start again from the application."),
+        )
+    return interaction, subject, client, None
+
+
+async def consent_get(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    interaction, subject, client, failure = _consent_context(ctx, request)
+    if failure is not None:
+        return failure
+    req = interaction["params"]
+    if not needs_consent(ctx, subject[0], client, req["scopes"], set(req["prompts"])):
+        return _complete(ctx, request, interaction, client, subject, "allow")
+    user = ctx.store.users.by_id(subject[0])
+    return page(
+        ctx,
+        "consent.html",
+        client=client,
+        user=user,
+        action=ctx.path("/consent"),
+        scopes=[(s, scope_rules.DESCRIPTIONS.get(s, s)) for s in req["scopes"]],
+        redirect_host=urlsplit(req["redirect_uri"]).netloc,
+        csrf=csrf_token(ctx, "consent", interaction["raw_id"]),
+    )
+
+
+async def consent_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    interaction, subject, client, failure = _consent_context(ctx, request)
+    if failure is not None:
+        return failure
+    try:
+        form = await read_form(request)
+    except OAuthError as exc:
+        return error_page(ctx, exc.description or "The form could not be read.")
+    if not csrf_ok(ctx, "consent", interaction["raw_id"], form.get("csrf_token")):
+        return error_page(ctx, "The form expired or was not sent from this page. Please start again.", status=403)
+    decision = form.get("decision")
+    if decision not in ("allow", "deny"):
+        return error_page(ctx, "Choose Allow or Deny.")
+    if decision == "allow":
+        ctx.store.consents.remember(subject[0], client["client_id"], interaction["params"]["scopes"], int(time.time()))
+    return _complete(ctx, request, interaction, client, subject, decision)
+
+
+def _complete(
+    ctx: Context, request: Request, interaction: dict, client: dict, subject: tuple[str, int], decision: str
+) -> Response:
+    """End the interaction once (a second tab cannot finish it again), then answer the client."""
+    req = interaction["params"]
+    if not ctx.store.interactions.finish(interaction["id_hash"]):
+        return error_page(ctx, "This sign-in was already completed. Start again from the application.")
+    if decision == "deny":
+        out = error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])
+    else:
+        out = issue_code(ctx, request, client, req, *subject)
+    clear_interaction_cookie(ctx, out)
+    return out
+
+
+async def logout_get(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    session = current_session(ctx, request)
+    if session is None:
+        return page(ctx, "signed_out.html")
+    user = ctx.store.users.by_id(session["user_id"])
+    return page(
+        ctx, "logout.html", user=user, action=ctx.path("/logout"), csrf=csrf_token(ctx, "logout", session["raw_id"])
+    )
+
+
+async def logout_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    session = current_session(ctx, request)
+    if session is None:
+        return page(ctx, "signed_out.html")
+    try:
+        form = await read_form(request)
+    except OAuthError:
+        form = {}
+    if not csrf_ok(ctx, "logout", session["raw_id"], form.get("csrf_token")):
+        return error_page(
+            ctx,
+            "The form expired or was not sent from this page. Please try again.",
+            status=403,
+            title="Not signed out",
+        )
+    response = page(ctx, "signed_out.html")
+    end_session(ctx, request, response)
+    return response
+
+
+async def home(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    session = current_session(ctx, request)
+    user = ctx.store.users.by_id(session["user_id"]) if session else None
+    return page(ctx, "home.html", user=user)

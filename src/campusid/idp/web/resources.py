@@ -1,0 +1,229 @@
+"""Discovery, JWKS, userinfo, revocation (RFC 7009) and introspection (RFC 7662)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from joserfc import jwt
+from joserfc.errors import JoseError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from campusid.idp.crypto import token_hash
+from campusid.idp.keys import ACCESS_TOKEN_ALG
+from campusid.idp.protocol import access_tokens
+from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.client_auth import authenticate
+from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, InvalidToken, OAuthError
+from campusid.idp.protocol.params import parse_urlencoded
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_body, read_form
+from campusid.idp.web.token import BASIC_CHALLENGE
+
+CORS_ANY = {"Access-Control-Allow-Origin": "*"}
+
+
+def discovery_document(ctx: Context) -> dict:
+    return {
+        "issuer": ctx.issuer,
+        "authorization_endpoint": ctx.url("/oauth/authorize"),
+        "token_endpoint": ctx.url("/oauth/token"),
+        "jwks_uri": ctx.url("/oauth/jwks"),
+        "userinfo_endpoint": ctx.url("/oauth/userinfo"),
+        "revocation_endpoint": ctx.url("/oauth/revoke"),
+        "introspection_endpoint": ctx.url("/oauth/introspect"),
+        "end_session_endpoint": ctx.url("/logout"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "subject_types_supported": ["pairwise"],
+        "id_token_signing_alg_values_supported": ["RS256"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
+        "code_challenge_methods_supported": ["S256"],
+        "scopes_supported": list(scope_rules.ALL),
+        "claims_supported": [
+            "sub",
+            "iss",
+            "aud",
+            "exp",
+            "iat",
+            "auth_time",
+            "nonce",
+            "name",
+            "given_name",
+            "family_name",
+            "email",
+            "student_number",
+        ],
+        "prompt_values_supported": ["none", "login", "consent"],
+        "authorization_response_iss_parameter_supported": True,
+        "request_parameter_supported": False,
+        "request_uri_parameter_supported": False,
+        "claims_parameter_supported": False,
+        "ui_locales_supported": ["en", "zh-CN"],
+    }
+
+
+def make_discovery(ctx: Context):
+    body = json.dumps(discovery_document(ctx), separators=(",", ":")).encode()
+    headers = {"Cache-Control": "public, max-age=3600", **CORS_ANY}
+
+    async def discovery(request: Request) -> Response:
+        return Response(body, media_type="application/json", headers=headers)
+
+    return discovery
+
+
+async def jwks(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    return json_response(
+        ctx.keys.jwks(), headers={"Cache-Control": f"public, max-age={ctx.settings.jwks_max_age}", **CORS_ANY}
+    )
+
+
+def bearer_challenge(exc: OAuthError | None = None) -> dict:
+    """RFC 6750 3: no error code when the request carried no token."""
+    value = 'Bearer realm="campusid"'
+    if exc is not None:
+        value += f', error="{exc.error}"'
+        if exc.description:
+            value += f', error_description="{exc.description}"'
+    return {"WWW-Authenticate": value}
+
+
+def resolve_grant(ctx: Context, claims: dict) -> dict:
+    """The token's grant must still stand: a replayed code or a revocation ends it."""
+    grant = ctx.store.grants.active_with_user(claims["gid"])
+    if grant is None or grant["client_id"] != claims.get("client_id"):
+        raise InvalidToken("the access token has been revoked")
+    return grant
+
+
+async def userinfo(request: Request) -> Response:
+    """OIDC Core 5.3 with RFC 6750 bearer tokens (header, or form body on POST)."""
+    ctx: Context = request.app.state.ctx
+    headers = {**NO_STORE, **CORS_ANY}
+    try:
+        token = access_tokens.bearer_token(request.headers.get("authorization"))
+        if request.method == "POST" and request.headers.get("content-type", "").startswith(
+            "application/x-www-form-urlencoded"
+        ):
+            form = parse_urlencoded(await read_body(request))
+            if "access_token" in form:
+                if token is not None:
+                    raise InvalidRequest("send the access token once, not in two places")
+                token = form["access_token"]
+        if token is None:
+            return json_response(
+                {"error": "invalid_token", "error_description": "no access token"},
+                401,
+                {**headers, **bearer_challenge()},
+            )
+        claims = access_tokens.validate(token, ctx.keys, ctx.issuer, ctx.issuer, required_scope="openid")
+        grant = resolve_grant(ctx, claims)
+    except OAuthError as exc:
+        return json_response(exc.body(), exc.status, {**headers, **bearer_challenge(exc)})
+    scopes = set(claims["scope"].split())
+    out = {"sub": claims["sub"]}
+    for scope in ("profile", "email", "student_number"):
+        if scope in scopes:
+            for claim in scope_rules.CLAIMS_BY_SCOPE[scope]:
+                if grant.get(claim) is not None:
+                    out[claim] = grant[claim]
+    return json_response(out, headers=headers)
+
+
+def _find_token(ctx: Context, token: str) -> tuple[str, dict] | None:
+    """('refresh_token', grant) or ('access_token', claims) for one of our tokens, else None."""
+    row = ctx.store.grants.refresh_by_hash(token_hash(token))
+    if row is not None:
+        grant = ctx.store.grants.get(row["grant_id"])
+        return ("refresh_token", {"row": row, "grant": grant}) if grant else None
+    if token.count(".") != 2 or len(token) > 8192:
+        return None
+    try:
+        decoded = jwt.decode(token, ctx.keys.verification_keys(), algorithms=[ACCESS_TOKEN_ALG])
+    except (JoseError, ValueError, TypeError):
+        return None
+    claims = decoded.claims
+    if claims.get("iss") != ctx.issuer or not isinstance(claims.get("gid"), str):
+        return None
+    return "access_token", claims
+
+
+async def revoke(request: Request) -> Response:
+    """RFC 7009: 200 for any token, ours or not; revoking either kind ends the grant behind it."""
+    ctx: Context = request.app.state.ctx
+    try:
+        form = await read_form(request)
+        client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
+        token = form.get("token")
+        if not token:
+            raise InvalidRequest("token is required")
+    except InvalidClient as exc:
+        return oauth_error_response(exc, BASIC_CHALLENGE)
+    except OAuthError as exc:
+        return oauth_error_response(exc)
+    found = _find_token(ctx, token)
+    if found is not None:
+        kind, data = found
+        grant_id = data["grant"]["id"] if kind == "refresh_token" else data["gid"]
+        owner = data["grant"]["client_id"] if kind == "refresh_token" else data.get("client_id")
+        if owner == client["client_id"]:
+            ctx.store.grants.revoke(grant_id, int(time.time()))
+    return Response(status_code=200, headers=NO_STORE)
+
+
+async def introspect(request: Request) -> Response:
+    """RFC 7662 for confidential clients, about tokens issued to them."""
+    ctx: Context = request.app.state.ctx
+    try:
+        form = await read_form(request)
+        client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
+        if client["type"] != "web":
+            raise InvalidClient("introspection needs a confidential client")
+        token = form.get("token")
+        if not token:
+            raise InvalidRequest("token is required")
+    except InvalidClient as exc:
+        return oauth_error_response(exc, BASIC_CHALLENGE)
+    except OAuthError as exc:
+        return oauth_error_response(exc)
+    inactive = json_response({"active": False}, headers=NO_STORE)
+    found = _find_token(ctx, token)
+    if found is None:
+        return inactive
+    kind, data = found
+    now = int(time.time())
+    if kind == "refresh_token":
+        grant, row = data["grant"], data["row"]
+        if (
+            grant["client_id"] != client["client_id"]
+            or grant["revoked_at"]
+            or row["used_at"]
+            or row["expires_at"] <= now
+        ):
+            return inactive
+        target = ctx.store.clients.get(grant["client_id"])
+        return json_response(
+            {
+                "active": True,
+                "token_type": "refresh_token",
+                "client_id": grant["client_id"],
+                "scope": grant["scope"],
+                "sub": ctx.pairwise.for_client(target, grant["user_id"]),
+                "exp": row["expires_at"],
+                "iss": ctx.issuer,
+            },
+            headers=NO_STORE,
+        )
+    claims = data
+    if claims.get("client_id") != client["client_id"] or claims.get("exp", 0) <= now:
+        return inactive
+    if ctx.store.grants.active_with_user(claims["gid"]) is None:
+        return inactive
+    out = {k: claims[k] for k in ("scope", "client_id", "sub", "exp", "iat", "iss", "aud", "jti") if k in claims}
+    return json_response({"active": True, "token_type": "Bearer", **out}, headers=NO_STORE)

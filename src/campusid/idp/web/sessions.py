@@ -1,0 +1,132 @@
+"""Server-side browser sessions and pending interactions, and the CSRF tokens bound to them.
+
+The cookie holds a 256-bit random id; the database keeps only its SHA-256. Cookies are
+HttpOnly and SameSite=Lax, and under https Secure with the `__Host-` prefix. A login always
+makes a new session id (no fixation); logout deletes the session server-side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from campusid.idp.crypto import b64url, equal, new_token, token_hash
+from campusid.idp.web.context import Context
+
+SESSION = "campusid_session"
+INTERACTION = "campusid_interaction"
+
+
+def cookie_name(ctx: Context, base: str) -> str:
+    return f"__Host-{base}" if ctx.settings.secure_cookies else base
+
+
+def _set(ctx: Context, response: Response, base: str, value: str, max_age: int) -> None:
+    response.set_cookie(
+        cookie_name(ctx, base),
+        value,
+        max_age=max_age,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=ctx.settings.secure_cookies,
+    )
+
+
+def _clear(ctx: Context, response: Response, base: str) -> None:
+    response.delete_cookie(
+        cookie_name(ctx, base), path="/", httponly=True, samesite="lax", secure=ctx.settings.secure_cookies
+    )
+
+
+def _cookie(ctx: Context, request: Request, base: str) -> str | None:
+    value = request.cookies.get(cookie_name(ctx, base))
+    if not value or len(value) > 128:
+        return None
+    return value
+
+
+# -- sessions ---------------------------------------------------------------------------------
+def current_session(ctx: Context, request: Request) -> dict | None:
+    """The live session of this browser, with `raw_id` (the cookie value), or None."""
+    raw = _cookie(ctx, request, SESSION)
+    if raw is None:
+        return None
+    row = ctx.store.sessions.get(token_hash(raw), int(time.time()))
+    if row is None:
+        return None
+    row["raw_id"] = raw
+    return row
+
+
+def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
+    """A fresh session id at every login; the browser's previous session ends server-side."""
+    old = _cookie(ctx, request, SESSION)
+    if old is not None:
+        ctx.store.sessions.delete(token_hash(old))
+    raw = new_token(32)
+    ctx.store.sessions.create(
+        id_hash=token_hash(raw),
+        user_id=user_id,
+        auth_time=auth_time,
+        created_at=auth_time,
+        expires_at=auth_time + ctx.settings.session_ttl,
+    )
+    _set(ctx, response, SESSION, raw, ctx.settings.session_ttl)
+
+
+def end_session(ctx: Context, request: Request, response: Response) -> None:
+    raw = _cookie(ctx, request, SESSION)
+    if raw is not None:
+        ctx.store.sessions.delete(token_hash(raw))
+    _clear(ctx, response, SESSION)
+
+
+# -- interactions (a pending login or consent) ------------------------------------------------
+def begin_interaction(ctx: Context, response: Response, kind: str, params: dict) -> str:
+    raw = new_token(32)
+    now = int(time.time())
+    ctx.store.interactions.create(
+        id_hash=token_hash(raw),
+        kind=kind,
+        params=params,
+        created_at=now,
+        expires_at=now + ctx.settings.interaction_ttl,
+    )
+    _set(ctx, response, INTERACTION, raw, ctx.settings.interaction_ttl)
+    return raw
+
+
+def current_interaction(ctx: Context, request: Request) -> dict | None:
+    raw = _cookie(ctx, request, INTERACTION)
+    if raw is None:
+        return None
+    row = ctx.store.interactions.get(token_hash(raw), int(time.time()))
+    if row is None:
+        return None
+    row["raw_id"] = raw
+    return row
+
+
+def clear_interaction_cookie(ctx: Context, response: Response) -> None:
+    _clear(ctx, response, INTERACTION)
+
+
+def finish_interaction(ctx: Context, interaction: dict, response: Response) -> bool:
+    _clear(ctx, response, INTERACTION)
+    return ctx.store.interactions.finish(interaction["id_hash"])
+
+
+# -- CSRF -------------------------------------------------------------------------------------
+def csrf_token(ctx: Context, purpose: str, bound_to: str) -> str:
+    """A token bound to one purpose and one secret cookie value (interaction or session id)."""
+    mac = hmac.new(ctx.csrf_key, f"{purpose}|{bound_to}".encode(), hashlib.sha256).digest()
+    return b64url(mac)
+
+
+def csrf_ok(ctx: Context, purpose: str, bound_to: str, submitted: str | None) -> bool:
+    return bool(submitted) and equal(csrf_token(ctx, purpose, bound_to), submitted)

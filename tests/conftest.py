@@ -1,0 +1,110 @@
+"""Shared fixtures. The backend follows CAMPUSID_DATABASE_URL: unset → a fresh SQLite file per
+test; a postgresql URL → a fresh database per test on that server (CI runs the suite both ways)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _pg_admin_url(url: str) -> tuple[str, str]:
+    base, _, _db = url.rpartition("/")
+    return base, base + "/postgres"
+
+
+@pytest.fixture
+def database_url(tmp_path):
+    url = os.environ.get("CAMPUSID_DATABASE_URL", "")
+    if not url.startswith(("postgresql", "postgres")):
+        yield f"sqlite:///{tmp_path / 'campusid.db'}"
+        return
+    import psycopg
+
+    base, admin = _pg_admin_url(url.replace("postgresql+psycopg://", "postgresql://"))
+    name = f"campusid_t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def idp_env(tmp_path, database_url) -> dict[str, str]:
+    """Environment for one isolated IdP (a fresh data dir and database)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAMPUSID_")}
+    env.update(
+        {
+            "CAMPUSID_DATA_DIR": str(tmp_path / "data"),
+            "CAMPUSID_DATABASE_URL": database_url,
+            "CAMPUSID_SECRET_KEY": secrets.token_urlsafe(48),
+            "CAMPUSID_ARGON2_MEMORY_COST": "8192",
+            "CAMPUSID_ARGON2_TIME_COST": "1",
+        }
+    )
+    return env
+
+
+def run_cli(env: dict, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(BIN / "campusid"), *args], env=env, input=stdin, capture_output=True, text=True, timeout=60
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"campusid {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen, issuer: str, env: dict) -> None:
+        self.proc, self.issuer, self.env = proc, issuer, env
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def start_server(env: dict, *args: str, port: int | None = None, command: str = "serve") -> Server:
+    """Start `campusid serve` (or demo) as a real process and wait until discovery answers."""
+    port = port or free_port()
+    issuer = env.get("CAMPUSID_ISSUER") or f"http://127.0.0.1:{port}"
+    env = {**env, "CAMPUSID_ISSUER": issuer}
+    proc = subprocess.Popen(
+        [str(BIN / "campusid"), command, "--port", str(port), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read()}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/.well-known/openid-configuration", timeout=1).status_code == 200:
+                return Server(proc, issuer, env)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("server did not start within 30 s")

@@ -1,0 +1,57 @@
+"""In-process IdP fixtures: a fresh app (and database) per test, driven with Starlette's TestClient."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from campusid.idp.app import create_app
+from campusid.idp.settings import load_settings
+from tests.idp.helpers import active_client, make_user
+
+ISSUER = "http://127.0.0.1:8000"
+NATIVE_REDIRECT = "http://127.0.0.1/callback"
+WEB_REDIRECT = "https://rp.example.edu/callback"
+
+
+class IdP:
+    """One app with a student, a developer, an admin, a native and a web client."""
+
+    def __init__(self, env: dict) -> None:
+        self.settings = load_settings(env)
+        self.app = create_app(self.settings)
+        self.ctx = self.app.state.ctx
+        self.store = self.ctx.store
+        self.issuer = self.settings.issuer.canonical
+        self.student = make_user(self.store, "alice", student_number="2024001", name="Alice Zhang")
+        self.native_id, _ = active_client(
+            self.store,
+            client_type="native",
+            redirect_uris=[NATIVE_REDIRECT],
+            scopes=["openid", "profile", "offline_access", "grades.read"],
+            client_id="native-app",
+        )
+        self.web_id, self.web_secret = active_client(
+            self.store,
+            client_type="web",
+            redirect_uris=[WEB_REDIRECT],
+            scopes=["openid", "profile", "email"],
+            client_id="web-app",
+        )
+
+    def client(self, **kw) -> TestClient:
+        return TestClient(self.app, base_url=self.issuer, follow_redirects=False, **kw)
+
+
+@pytest.fixture
+def idp(idp_env) -> IdP:
+    env = {**idp_env, "CAMPUSID_ISSUER": ISSUER}
+    instance = IdP(env)
+    yield instance
+    instance.store.close()
+
+
+@pytest.fixture
+def browser(idp):
+    with idp.client() as c:
+        yield c
