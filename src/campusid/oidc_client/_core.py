@@ -1,0 +1,242 @@
+"""The relying-party logic once, as I/O-free generator flows.
+
+Each flow yields the ``httpx.Request`` it needs and receives the ``httpx.Response`` (or has the
+transport's ``httpx.HTTPError`` thrown in); :mod:`.client` drives the same flows with a sync or an
+async ``httpx`` client. So the sync and async clients cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import httpx
+
+from .authorization import AuthorizationRequest, build_authorization_request
+from .callback import check_callback, check_state, parse_callback
+from .discovery import ProviderMetadata, discovery_url, parse_metadata
+from .errors import DiscoveryError, IDTokenError, OIDCError, TokenEndpointError, UserInfoError
+from .idtoken import (
+    ASYMMETRIC_ALGS,
+    JWKS,
+    allowed_algs,
+    check_alg,
+    check_claims,
+    parse_jwks,
+    read_header,
+    verify_signature,
+)
+from .issuer import canonical_issuer
+from .tokens import (
+    TokenSet,
+    check_revocation_response,
+    code_exchange_request,
+    parse_token_response,
+    parse_userinfo_response,
+    refresh_request,
+    revocation_request,
+    userinfo_request,
+    with_claims,
+)
+
+T = TypeVar("T")
+Flow = Generator[httpx.Request, httpx.Response, T]
+
+log = logging.getLogger("campusid.oidc_client")
+
+_JSON = {"Accept": "application/json"}
+
+
+class ClientCore:
+    """Configuration and caches (metadata, JWKS) shared by both client faces."""
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        client_id: str,
+        client_secret: str | None,
+        redirect_uri: str | None,
+        leeway: float,
+        discovery_ttl: float,
+    ) -> None:
+        if not client_id:
+            raise ValueError("client_id is required")
+        self.issuer = canonical_issuer(issuer)
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.redirect_uri = redirect_uri
+        self.leeway = leeway
+        self.discovery_ttl = discovery_ttl
+        self._metadata: ProviderMetadata | None = None
+        self._metadata_at = 0.0
+        self._jwks: JWKS | None = None
+
+    def __repr__(self) -> str:
+        kind = "confidential" if self.client_secret is not None else "public"
+        return f"issuer={self.issuer!r}, client_id={self.client_id!r}, {kind}"
+
+    # --- discovery (OpenID Connect Discovery 1.0 section 4) ----------------------------------
+
+    def discover(self) -> Flow[ProviderMetadata]:
+        if self._metadata is not None and time.monotonic() - self._metadata_at < self.discovery_ttl:
+            return self._metadata
+        try:
+            response = yield httpx.Request("GET", discovery_url(self.issuer), headers=_JSON)
+        except httpx.HTTPError as exc:
+            raise DiscoveryError(f"discovery request failed: {type(exc).__name__}: {exc}") from exc
+        metadata = parse_metadata(response, self.issuer)
+        if self._metadata is not None and metadata.jwks_uri != self._metadata.jwks_uri:
+            self._jwks = None
+        self._metadata, self._metadata_at = metadata, time.monotonic()
+        log.debug("provider metadata loaded for %s", self.issuer)
+        return metadata
+
+    # --- authorization request (RFC 6749 section 4.1.1, RFC 7636) ----------------------------
+
+    def authorization_request(
+        self, scope: str, redirect_uri: str | None, extra_params: Mapping[str, str]
+    ) -> Flow[AuthorizationRequest]:
+        redirect_uri = redirect_uri or self.redirect_uri
+        if not redirect_uri:
+            raise ValueError("redirect_uri is required (constructor or call)")
+        metadata = yield from self.discover()
+        return build_authorization_request(
+            metadata.authorization_endpoint,
+            client_id=self.client_id,
+            redirect_uri=redirect_uri,
+            scope=scope,
+            extra_params=extra_params,
+        )
+
+    # --- callback and code exchange ----------------------------------------------------------
+
+    def handle_callback(self, req: AuthorizationRequest, callback: str | Mapping[str, Any]) -> Flow[TokenSet]:
+        params = parse_callback(callback)
+        check_state(req, params)  # before any network traffic
+        metadata = yield from self.discover()
+        code = check_callback(req, params, self.issuer, iss_required=metadata.iss_parameter_supported)
+        return (yield from self.exchange_code(req, code))
+
+    def exchange_code(self, req: AuthorizationRequest, code: str) -> Flow[TokenSet]:
+        """RFC 6749 section 4.1.3 + RFC 7636 section 4.5. Sent once: a code is single use (SPEC 3),
+        so a failure raises and the caller starts a new login."""
+        metadata = yield from self.discover()
+        request = code_exchange_request(
+            metadata.token_endpoint,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            code=code,
+            redirect_uri=req.redirect_uri,
+            code_verifier=req.code_verifier,
+        )
+        response = yield from self._token_call(request)
+        tokens = parse_token_response(
+            response,
+            requested_scope=req.scope,
+            sent_secrets=(req.code_verifier, code, self.client_secret or ""),
+        )
+        if tokens.id_token is None:
+            # OpenID Connect Core 1.0 section 3.1.3.3: an openid request gets an ID token.
+            raise IDTokenError("the token response has no id_token")
+        claims = yield from self.validate_id_token(tokens.id_token, nonce=req.nonce)
+        return with_claims(tokens, claims)
+
+    def _token_call(self, request: httpx.Request) -> Flow[httpx.Response]:
+        try:
+            return (yield request)
+        except httpx.HTTPError as exc:
+            raise TokenEndpointError("network_error", type(exc).__name__, None) from None
+
+    # --- ID token (OpenID Connect Core 1.0 section 3.1.3.7) ----------------------------------
+
+    def _fetch_jwks(self, metadata: ProviderMetadata) -> Flow[JWKS]:
+        try:
+            response = yield httpx.Request("GET", metadata.jwks_uri, headers=_JSON)
+        except httpx.HTTPError as exc:
+            raise IDTokenError(f"JWKS request failed: {type(exc).__name__}") from exc
+        self._jwks = parse_jwks(response)
+        log.debug("JWKS loaded for %s (%d keys)", self.issuer, len(self._jwks.keys))
+        return self._jwks
+
+    def validate_id_token(
+        self, id_token: str, nonce: str | None = None, max_age: int | None = None
+    ) -> Flow[dict[str, Any]]:
+        alg, kid = read_header(id_token)
+        if alg not in ASYMMETRIC_ALGS:  # 'none' and HS* are refused before any key is looked at
+            raise IDTokenError(f"ID token algorithm {alg!r} is not accepted")
+        metadata = yield from self.discover()
+        jwks, fetched = self._jwks, False
+        if jwks is None:
+            jwks, fetched = (yield from self._fetch_jwks(metadata)), True
+        key = jwks.find(kid, alg)
+        if key is None and not fetched:
+            # Section 10.1.1: the provider may have rotated keys; refresh exactly once.
+            jwks = yield from self._fetch_jwks(metadata)
+            key = jwks.find(kid, alg)
+        check_alg(alg, allowed_algs(metadata.id_token_signing_alg_values_supported, jwks))
+        if key is None:
+            raise IDTokenError("no key in the provider's JWKS matches the ID token (kid/alg)")
+        claims = verify_signature(id_token, key, alg)
+        check_claims(
+            claims,
+            issuer=self.issuer,
+            client_id=self.client_id,
+            leeway=self.leeway,
+            nonce=nonce,
+            max_age=max_age,
+        )
+        return claims
+
+    # --- refresh, userinfo, revocation --------------------------------------------------------
+
+    def refresh(self, refresh_token: str, scope: str | None) -> Flow[TokenSet]:
+        """RFC 6749 section 6; a returned ID token is validated (OpenID Connect Core 1.0 section 12.2)."""
+        metadata = yield from self.discover()
+        request = refresh_request(
+            metadata.token_endpoint,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            refresh_token=refresh_token,
+            scope=scope,
+        )
+        response = yield from self._token_call(request)
+        tokens = parse_token_response(
+            response, requested_scope=scope, sent_secrets=(refresh_token, self.client_secret or "")
+        )
+        claims: dict[str, Any] = {}
+        if tokens.id_token is not None:
+            claims = yield from self.validate_id_token(tokens.id_token)
+        tokens = with_claims(tokens, claims)
+        if tokens.refresh_token is None:
+            # RFC 6749 section 6: without a new refresh token the old one stays valid.
+            tokens = replace(tokens, refresh_token=refresh_token)
+        return tokens
+
+    def userinfo(self, access_token: str, expected_sub: str | None) -> Flow[dict[str, Any]]:
+        metadata = yield from self.discover()
+        if metadata.userinfo_endpoint is None:
+            raise OIDCError("the provider has no userinfo_endpoint")
+        try:
+            response = yield userinfo_request(metadata.userinfo_endpoint, access_token)
+        except httpx.HTTPError as exc:
+            raise UserInfoError("network_error", type(exc).__name__) from None
+        return parse_userinfo_response(response, expected_sub)
+
+    def revoke(self, token: str, token_type_hint: str | None) -> Flow[None]:
+        """RFC 7009 section 2."""
+        metadata = yield from self.discover()
+        if metadata.revocation_endpoint is None:
+            raise OIDCError("the provider has no revocation_endpoint")
+        request = revocation_request(
+            metadata.revocation_endpoint,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            token=token,
+            token_type_hint=token_type_hint,
+        )
+        response = yield from self._token_call(request)
+        check_revocation_response(response, token)
