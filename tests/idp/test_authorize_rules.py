@@ -50,18 +50,30 @@ def test_inactive_client_never_redirects(idp, browser, state):
     _assert_error_page(_authorize(browser, auth_params(cid, WEB_REDIRECT).params))
 
 
-@pytest.mark.parametrize("redirect_uri", [
-    "https://evil.example/callback", "https://rp.example.edu/callback/", "https://rp.example.edu/callback?x=1",
-    "HTTPS://rp.example.edu/callback", None,
-])
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "https://evil.example/callback",
+        "https://rp.example.edu/callback/",
+        "https://rp.example.edu/callback?x=1",
+        "HTTPS://rp.example.edu/callback",
+        None,
+    ],
+)
 def test_unregistered_redirect_uri_never_redirects(idp, browser, redirect_uri):
     _assert_error_page(_authorize(browser, auth_params(idp.web_id, redirect_uri).params))
 
 
-@pytest.mark.parametrize("redirect_uri", [
-    "http://[::1]:5000/callback", "http://localhost:5000/callback", "http://127.0.0.1:5000/other",
-    "http://127.0.0.2:5000/callback", "https://127.0.0.1:5000/callback",
-])
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "http://[::1]:5000/callback",
+        "http://localhost:5000/callback",
+        "http://127.0.0.1:5000/other",
+        "http://127.0.0.2:5000/callback",
+        "https://127.0.0.1:5000/callback",
+    ],
+)
 def test_loopback_exception_is_only_the_port(idp, browser, redirect_uri):
     _assert_error_page(_authorize(browser, auth_params(idp.native_id, redirect_uri).params))
 
@@ -85,12 +97,15 @@ def test_missing_state_is_invalid_request(idp, browser):
     assert cb["iss"] == idp.issuer and "state" not in cb
 
 
-@pytest.mark.parametrize(("change", "fragment"), [
-    ({"code_challenge": None, "code_challenge_method": None}, "code_challenge"),
-    ({"code_challenge_method": None}, "S256"),
-    ({"code_challenge_method": "plain"}, "S256"),
-    ({"code_challenge": "short"}, "code_challenge"),
-])
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"code_challenge": None, "code_challenge_method": None}, "code_challenge"),
+        ({"code_challenge_method": None}, "S256"),
+        ({"code_challenge_method": "plain"}, "S256"),
+        ({"code_challenge": "short"}, "code_challenge"),
+    ],
+)
 def test_pkce_is_required_with_s256(idp, browser, change, fragment):
     flow = auth_params(idp.native_id, NATIVE_REDIRECT)
     params = {k: v for k, v in {**flow.params, **change}.items() if v is not None}
@@ -99,18 +114,21 @@ def test_pkce_is_required_with_s256(idp, browser, change, fragment):
     assert cb["state"] == flow.params["state"] and cb["iss"] == idp.issuer
 
 
-@pytest.mark.parametrize(("change", "error"), [
-    ({"response_type": "token"}, "unsupported_response_type"),
-    ({"response_type": None}, "invalid_request"),
-    ({"scope": "profile"}, "invalid_scope"),
-    ({"scope": "openid student_number"}, "invalid_scope"),
-    ({"scope": "openid admin"}, "invalid_scope"),
-    ({"prompt": "select_account"}, "invalid_request"),
-    ({"prompt": "none login"}, "invalid_request"),
-    ({"max_age": "-1"}, "invalid_request"),
-    ({"response_mode": "fragment"}, "invalid_request"),
-    ({"request": "eyJ.x.y"}, "request_not_supported"),
-])
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"response_type": "token"}, "unsupported_response_type"),
+        ({"response_type": None}, "invalid_request"),
+        ({"scope": "profile"}, "invalid_scope"),
+        ({"scope": "openid student_number"}, "invalid_scope"),
+        ({"scope": "openid admin"}, "invalid_scope"),
+        ({"prompt": "select_account"}, "invalid_request"),
+        ({"prompt": "none login"}, "invalid_request"),
+        ({"max_age": "-1"}, "invalid_request"),
+        ({"response_mode": "fragment"}, "invalid_request"),
+        ({"request": "eyJ.x.y"}, "request_not_supported"),
+    ],
+)
 def test_other_request_errors_redirect_with_state_and_iss(idp, browser, change, error):
     flow = auth_params(idp.web_id, WEB_REDIRECT)
     params = {k: v for k, v in {**flow.params, **change}.items() if v is not None}
@@ -127,8 +145,7 @@ def test_unauthenticated_user_goes_to_the_login_page(idp, browser):
 
 
 def test_prompt_none_without_session_is_login_required(idp, browser):
-    cb = _error_redirect(_authorize(browser, auth_params(idp.web_id, WEB_REDIRECT, prompt="none").params),
-                         WEB_REDIRECT)
+    cb = _error_redirect(_authorize(browser, auth_params(idp.web_id, WEB_REDIRECT, prompt="none").params), WEB_REDIRECT)
     assert cb["error"] == "login_required" and cb["iss"] == idp.issuer
 
 

@@ -6,9 +6,14 @@ def test_discovery_document(idp, browser):
     assert r.status_code == 200
     doc = r.json()
     assert doc["issuer"] == idp.issuer  # never derived from Host
-    for key, path in [("authorization_endpoint", "/oauth/authorize"), ("token_endpoint", "/oauth/token"),
-                      ("jwks_uri", "/oauth/jwks"), ("userinfo_endpoint", "/oauth/userinfo"),
-                      ("revocation_endpoint", "/oauth/revoke"), ("introspection_endpoint", "/oauth/introspect")]:
+    for key, path in [
+        ("authorization_endpoint", "/oauth/authorize"),
+        ("token_endpoint", "/oauth/token"),
+        ("jwks_uri", "/oauth/jwks"),
+        ("userinfo_endpoint", "/oauth/userinfo"),
+        ("revocation_endpoint", "/oauth/revoke"),
+        ("introspection_endpoint", "/oauth/introspect"),
+    ]:
         assert doc[key] == idp.issuer + path
     assert doc["response_types_supported"] == ["code"]
     assert doc["subject_types_supported"] == ["pairwise"]

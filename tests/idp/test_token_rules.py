@@ -5,7 +5,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from tests.idp.conftest import NATIVE_REDIRECT, WEB_REDIRECT
+from tests.idp.conftest import WEB_REDIRECT
 from tests.idp.helpers import auth_params, login_through_pages
 
 
@@ -27,8 +27,13 @@ def native_code(idp, browser, redirect_uri="http://127.0.0.1:40001/callback", sc
 
 
 def exchange_web(idp, browser, code, flow, **overrides):
-    data = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.params["redirect_uri"],
-            "code_verifier": flow.verifier, **overrides}
+    data = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": flow.params["redirect_uri"],
+        "code_verifier": flow.verifier,
+        **overrides,
+    }
     data = {k: v for k, v in data.items() if v is not None}
     return browser.post("/oauth/token", data=data, headers=basic(idp.web_id, idp.web_secret))
 
@@ -66,9 +71,16 @@ def test_different_redirect_uri_fails(idp, browser):
 
 def test_native_loopback_port_must_be_the_same_at_the_token_endpoint(idp, browser):
     code, flow = native_code(idp, browser, "http://127.0.0.1:40001/callback")
-    r = browser.post("/oauth/token", data={"grant_type": "authorization_code", "code": code,
-                                           "redirect_uri": "http://127.0.0.1:40002/callback",
-                                           "client_id": idp.native_id, "code_verifier": flow.verifier})
+    r = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": "http://127.0.0.1:40002/callback",
+            "client_id": idp.native_id,
+            "code_verifier": flow.verifier,
+        },
+    )
     assert r.json()["error"] == "invalid_grant"
 
 
@@ -78,21 +90,31 @@ def test_another_clients_code_is_invalid_grant(idp, browser):
     assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
 
 
-@pytest.mark.parametrize("header", [
-    "Basic " + base64.b64encode(b"web-app:wrong").decode(),
-    "Basic " + base64.b64encode(b"no-such:secret").decode(),
-    "Basic " + base64.b64encode(b"native-app:").decode(),
-    "Basic !!!notbase64",
-    "Basic " + base64.b64encode(b"no-colon").decode(),
-    "Basic " + base64.b64encode(b"\xff\xfe:\xff").decode(),
-    "Bearer abc",
-    "Basic",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Basic " + base64.b64encode(b"web-app:wrong").decode(),
+        "Basic " + base64.b64encode(b"no-such:secret").decode(),
+        "Basic " + base64.b64encode(b"native-app:").decode(),
+        "Basic !!!notbase64",
+        "Basic " + base64.b64encode(b"no-colon").decode(),
+        "Basic " + base64.b64encode(b"\xff\xfe:\xff").decode(),
+        "Bearer abc",
+        "Basic",
+    ],
+)
 def test_bad_basic_credentials_are_401_with_www_authenticate(idp, browser, header):
     code, flow = web_code(idp, browser)
-    r = browser.post("/oauth/token", headers={"Authorization": header},
-                     data={"grant_type": "authorization_code", "code": code, "redirect_uri": WEB_REDIRECT,
-                           "code_verifier": flow.verifier})
+    r = browser.post(
+        "/oauth/token",
+        headers={"Authorization": header},
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": WEB_REDIRECT,
+            "code_verifier": flow.verifier,
+        },
+    )
     assert r.status_code == 401
     assert r.json()["error"] == "invalid_client"
     assert r.headers["www-authenticate"].startswith("Basic")
@@ -102,8 +124,12 @@ def test_bad_basic_credentials_are_401_with_www_authenticate(idp, browser, heade
 
 def test_web_client_cannot_skip_authentication_or_post_its_secret(idp, browser):
     code, flow = web_code(idp, browser)
-    base = {"grant_type": "authorization_code", "code": code, "redirect_uri": WEB_REDIRECT,
-            "code_verifier": flow.verifier}
+    base = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": WEB_REDIRECT,
+        "code_verifier": flow.verifier,
+    }
     for data in ({**base, "client_id": idp.web_id}, {**base, "client_id": idp.web_id, "client_secret": idp.web_secret}):
         r = browser.post("/oauth/token", data=data)
         assert r.status_code == 401 and r.json()["error"] == "invalid_client"
@@ -132,22 +158,35 @@ def test_expired_code_is_invalid_grant(idp, browser, monkeypatch):
 
 def test_native_client_gets_a_rotating_refresh_token_and_reuse_revokes_the_family(idp, browser):
     code, flow = native_code(idp, browser)
-    r = browser.post("/oauth/token", data={"grant_type": "authorization_code", "code": code,
-                                           "redirect_uri": flow.params["redirect_uri"],
-                                           "client_id": idp.native_id, "code_verifier": flow.verifier})
+    r = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.params["redirect_uri"],
+            "client_id": idp.native_id,
+            "code_verifier": flow.verifier,
+        },
+    )
     assert r.status_code == 200
     first = r.json()
-    r = browser.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                                           "client_id": idp.native_id})
+    r = browser.post(
+        "/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": idp.native_id},
+    )
     assert r.status_code == 200, r.text
     second = r.json()
     assert second["refresh_token"] != first["refresh_token"]
     # Reusing the first refresh token is detected: the whole family is revoked.
-    r = browser.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"],
-                                           "client_id": idp.native_id})
+    r = browser.post(
+        "/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": idp.native_id},
+    )
     assert r.json()["error"] == "invalid_grant"
-    r = browser.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": second["refresh_token"],
-                                           "client_id": idp.native_id})
+    r = browser.post(
+        "/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": second["refresh_token"], "client_id": idp.native_id},
+    )
     assert r.json()["error"] == "invalid_grant"
     r = browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {second['access_token']}"})
     assert r.status_code == 401
@@ -155,17 +194,34 @@ def test_native_client_gets_a_rotating_refresh_token_and_reuse_revokes_the_famil
 
 def test_refresh_cannot_widen_scope(idp, browser):
     code, flow = native_code(idp, browser)
-    tokens = browser.post("/oauth/token", data={"grant_type": "authorization_code", "code": code,
-                                                "redirect_uri": flow.params["redirect_uri"],
-                                                "client_id": idp.native_id, "code_verifier": flow.verifier}).json()
-    r = browser.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
-                                           "client_id": idp.native_id, "scope": "openid grades.read"})
+    tokens = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.params["redirect_uri"],
+            "client_id": idp.native_id,
+            "code_verifier": flow.verifier,
+        },
+    ).json()
+    r = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": idp.native_id,
+            "scope": "openid grades.read",
+        },
+    )
     assert r.json()["error"] == "invalid_scope"
 
 
 def test_unsupported_grant_type(idp, browser):
-    r = browser.post("/oauth/token", data={"grant_type": "password", "username": "a", "password": "b"},
-                     headers=basic(idp.web_id, idp.web_secret))
+    r = browser.post(
+        "/oauth/token",
+        data={"grant_type": "password", "username": "a", "password": "b"},
+        headers=basic(idp.web_id, idp.web_secret),
+    )
     assert r.status_code == 400 and r.json()["error"] == "unsupported_grant_type"
 
 
@@ -179,12 +235,21 @@ def test_secret_with_reserved_characters_is_form_encoded_before_base64(idp):
 
 def test_revocation_ends_the_grant(idp, browser):
     code, flow = native_code(idp, browser)
-    tokens = browser.post("/oauth/token", data={"grant_type": "authorization_code", "code": code,
-                                                "redirect_uri": flow.params["redirect_uri"],
-                                                "client_id": idp.native_id, "code_verifier": flow.verifier}).json()
+    tokens = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.params["redirect_uri"],
+            "client_id": idp.native_id,
+            "code_verifier": flow.verifier,
+        },
+    ).json()
     r = browser.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": idp.native_id})
     assert r.status_code == 200
-    assert browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}).status_code == 401
+    assert (
+        browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"}).status_code == 401
+    )
     # Unknown tokens are fine too (RFC 7009 2.2).
     assert browser.post("/oauth/revoke", data={"token": "nope", "client_id": idp.native_id}).status_code == 200
 
@@ -192,8 +257,9 @@ def test_revocation_ends_the_grant(idp, browser):
 def test_introspection_for_the_web_client(idp, browser):
     code, flow = web_code(idp, browser)
     tokens = exchange_web(idp, browser, code, flow).json()
-    r = browser.post("/oauth/introspect", data={"token": tokens["access_token"]},
-                     headers=basic(idp.web_id, idp.web_secret))
+    r = browser.post(
+        "/oauth/introspect", data={"token": tokens["access_token"]}, headers=basic(idp.web_id, idp.web_secret)
+    )
     assert r.status_code == 200 and r.json()["active"] is True and r.json()["client_id"] == idp.web_id
     r = browser.post("/oauth/introspect", data={"token": "garbage"}, headers=basic(idp.web_id, idp.web_secret))
     assert r.json() == {"active": False}
@@ -203,12 +269,21 @@ def test_introspection_for_the_web_client(idp, browser):
 
 def test_cors_on_the_token_endpoint_only_for_public_clients(idp, browser):
     code, flow = native_code(idp, browser)
-    r = browser.post("/oauth/token", headers={"Origin": "http://127.0.0.1:40001"},
-                     data={"grant_type": "authorization_code", "code": code,
-                           "redirect_uri": flow.params["redirect_uri"], "client_id": idp.native_id,
-                           "code_verifier": flow.verifier})
+    r = browser.post(
+        "/oauth/token",
+        headers={"Origin": "http://127.0.0.1:40001"},
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.params["redirect_uri"],
+            "client_id": idp.native_id,
+            "code_verifier": flow.verifier,
+        },
+    )
     assert r.headers["access-control-allow-origin"] == "http://127.0.0.1:40001"
-    pre = browser.options("/oauth/token", headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"})
+    pre = browser.options(
+        "/oauth/token", headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+    )
     assert "authorization" not in pre.headers["access-control-allow-headers"].lower()
     code, flow = web_code(idp, browser)
     r = exchange_web(idp, browser, code, flow)

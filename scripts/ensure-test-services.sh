@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Make sure what the tests talk to is there: PostgreSQL, Redis, Debian's Chromium, Node for the
+# interop tests. Starts or installs only what is missing; says what it did.
+set -euo pipefail
+
+say() { printf 'ensure-test-services: %s\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif have sudo; then sudo "$@"; else say "need root for: $*"; return 1; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+pg_up() { (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; }
+redis_up() { have redis-cli && [ "$(redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null)" = PONG ]; }
+
+if ! pg_up; then
+  if ! ls /etc/postgresql >/dev/null 2>&1; then say "installing PostgreSQL"; apt_install postgresql; fi
+  say "starting PostgreSQL"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+  for _ in $(seq 50); do pg_up && break; sleep 0.2; done
+fi
+pg_up || { say "PostgreSQL is not reachable on 127.0.0.1:5432"; exit 1; }
+
+if ! redis_up; then
+  have redis-server || { say "installing Redis"; apt_install redis-server; }
+  say "starting Redis"
+  as_root mkdir -p /var/lib/redis /var/log/redis
+  as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  for _ in $(seq 50); do redis_up && break; sleep 0.2; done
+fi
+redis_up || { say "Redis is not reachable on 127.0.0.1:6379"; exit 1; }
+
+if [ ! -x /usr/bin/chromium ]; then say "installing Debian's Chromium for the browser tests"; apt_install chromium; fi
+if ! have node; then say "installing Node.js for the interop tests"; apt_install nodejs npm || true; fi
+say "PostgreSQL, Redis and Chromium are ready"
