@@ -1,0 +1,1 @@
+from .harness import bridge, browser, core, idp, no_os_keyring, shared_bridge  # noqa: F401

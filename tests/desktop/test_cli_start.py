@@ -1,0 +1,144 @@
+"""``campusid-desktop --headless`` as a real process: start errors exit 2 with the reason and leave
+nothing listening; a good start serves the bridge and keeps APP_BRIDGE_TOKEN from child processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .fake_idp import FakeIdP
+
+BIN = Path(sys.executable).parent
+DESKTOP = str(BIN / "campusid-desktop")
+BROWSER_SCRIPT = Path(__file__).with_name("browser_login.py")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nothing_listens(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("APP_BRIDGE_", "CAMPUSID_"))}
+    env.update(
+        CAMPUSID_DESKTOP_DATA_DIR=str(tmp_path / "data"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        BROWSER=f"{sys.executable} {BROWSER_SCRIPT} %s",
+        CAMPUSID_TEST_BROWSER_LOG=str(tmp_path / "browser.log"),
+    )
+    env.update(extra)
+    return env
+
+
+def run_desktop(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([DESKTOP, *args], env=env, capture_output=True, text=True, timeout=30)
+
+
+def test_no_token_exits_2_and_says_how_to_make_one(tmp_path: Path) -> None:
+    port = free_port()
+    result = run_desktop(base_env(tmp_path, APP_BRIDGE_PORT=str(port)), "--headless")
+    assert result.returncode == 2
+    assert "APP_BRIDGE_TOKEN is not set" in result.stderr
+    assert "secrets.token_urlsafe(32)" in result.stderr
+    assert nothing_listens(port)
+
+
+def test_short_token_exits_2(tmp_path: Path) -> None:
+    port = free_port()
+    short = "s" * 31
+    result = run_desktop(base_env(tmp_path, APP_BRIDGE_TOKEN=short, APP_BRIDGE_PORT=str(port)), "--headless")
+    assert result.returncode == 2
+    assert "too short" in result.stderr and "at least 32" in result.stderr
+    assert short not in result.stderr + result.stdout
+    assert nothing_listens(port)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "localhost"])
+def test_non_loopback_host_is_refused_at_start(tmp_path: Path, host: str) -> None:
+    port = free_port()
+    env = base_env(
+        tmp_path, APP_BRIDGE_TOKEN=secrets.token_urlsafe(32), APP_BRIDGE_PORT=str(port), APP_BRIDGE_HOST=host
+    )
+    result = run_desktop(env, "--headless")
+    assert result.returncode == 2
+    assert f"APP_BRIDGE_HOST={host!r} is refused" in result.stderr
+    assert nothing_listens(port)
+
+
+def test_port_in_use_is_a_clear_start_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = base_env(tmp_path, APP_BRIDGE_TOKEN=secrets.token_urlsafe(32), APP_BRIDGE_PORT=str(port))
+        result = run_desktop(env, "--headless")
+    assert result.returncode == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
+
+
+def test_without_headless_and_without_the_gui_module_exits_2(tmp_path: Path) -> None:
+    try:
+        from campusid.desktop import gui
+    except ImportError:
+        gui = None
+    if hasattr(gui, "main"):
+        pytest.skip("the GUI is installed; this checks the message when it is not")
+    result = run_desktop(base_env(tmp_path, APP_BRIDGE_TOKEN=secrets.token_urlsafe(32)))
+    assert result.returncode == 2
+    assert "--headless" in result.stderr
+
+
+@pytest.fixture
+def idp() -> Iterator[FakeIdP]:
+    server = FakeIdP().start()
+    yield server
+    server.stop()
+
+
+def test_headless_serves_and_the_browser_does_not_inherit_the_token(tmp_path: Path, idp: FakeIdP) -> None:
+    token = secrets.token_urlsafe(32)
+    port = free_port()
+    env = base_env(tmp_path, APP_BRIDGE_TOKEN=token, APP_BRIDGE_PORT=str(port), CAMPUSID_DESKTOP_ISSUER=idp.issuer)
+    process = subprocess.Popen(
+        [DESKTOP, "--headless"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the bridge did not come up"
+            time.sleep(0.05)
+        login = httpx.post(url + "/login", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert login.status_code == 200, login.text
+        assert login.json()["data"]["user"] == {"name": "Ada Student"}
+        runs = [json.loads(line) for line in (tmp_path / "browser.log").read_text().splitlines()]
+        assert runs == [{"saw_bridge_token": False, "authorize": idp.issuer + "/oauth/authorize"}]
+        assert (tmp_path / "data" / "tokens.json").stat().st_mode & 0o777 == 0o600
+    finally:
+        process.terminate()
+        out, err = process.communicate(timeout=15)
+    assert token not in out + err
+    assert "tokens are kept in file" in err  # the keyring-less fallback is reported
+    assert "POST /login 200" in err
