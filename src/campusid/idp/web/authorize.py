@@ -253,7 +253,7 @@ def decide(ctx: Context, request: Request, client: dict, req: dict) -> Response:
     login_needed = (
         session is None
         or "login" in prompts
-        or (req["max_age"] is not None and now - session["auth_time"] > req["max_age"])
+        or (req["max_age"] is not None and (req["max_age"] == 0 or now - session["auth_time"] > req["max_age"]))
     )
     if login_needed:
         if "none" in prompts:
