@@ -12,6 +12,8 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from campusid.idp import admin, portal
+from campusid.idp.api import create_api
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.web import authorize, pages, resources, token
@@ -42,6 +44,9 @@ def _routes(ctx) -> list:
         Route("/logout", pages.logout_post, methods=["POST"]),
         Route("/records/v1/grades", records.grades, methods=["GET"]),
         Route("/", pages.home, methods=["GET"]),
+        *portal.routes(),
+        *admin.routes(),
+        Mount("/api/v1", app=create_api(ctx)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy import and_, delete, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -103,6 +103,29 @@ class ClientRepo:
             if changed:
                 conn.execute(insert(client_events).values(**event))
         return bool(changed)
+
+    def update_revision(
+        self, client_id: str, from_revision_states: Iterable[str | None], values: dict, event: dict
+    ) -> bool:
+        """Change an active app's pending revision only while it is in one of the given states
+        (None: no revision pending); log the event. Atomic, like `transition`."""
+        wanted = list(from_revision_states)
+        named = [s for s in wanted if s is not None]
+        cond = clients.c.revision_state.in_(named)
+        if None in wanted:
+            cond = or_(cond, clients.c.revision_state.is_(None))
+        with self._e.begin() as conn:
+            changed = conn.execute(
+                update(clients)
+                .where(and_(clients.c.client_id == client_id, clients.c.state == "active", cond))
+                .values(**values)
+            ).rowcount
+            if changed:
+                conn.execute(insert(client_events).values(**event))
+        return bool(changed)
+
+    def with_revision(self, revision_states: Iterable[str]) -> list[dict]:
+        return _all(self._e, select(clients).where(clients.c.revision_state.in_(list(revision_states))))
 
     def events(self, client_id: str) -> list[dict]:
         return _all(

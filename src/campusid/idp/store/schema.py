@@ -57,6 +57,7 @@ clients = Table(
     Column("justifications", JSON, nullable=False),
     Column("sector_identifier_uri", String(2000)),
     Column("revision", JSON),
+    Column("revision_state", String(16)),
     Column("owner_id", String(32), ForeignKey("users.id"), nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),

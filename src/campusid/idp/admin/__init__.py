@@ -1,0 +1,5 @@
+"""The review console (DESIGN 3.2 `/admin/…`): HTML pages over AppService, for admins only."""
+
+from campusid.idp.admin.routes import routes
+
+__all__ = ["routes"]

@@ -1,0 +1,169 @@
+"""The review console under /admin (DESIGN 3.2, 3.6): the queue oldest first, an app's detail with
+its redirect URIs checked, approve / reject / suspend / reinstate, the audit log, users and roles."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from campusid.idp.admin import roles
+from campusid.idp.apps import AppError
+from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
+from campusid.idp.portal import views
+from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, posted_form, problem, render, see_other
+from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.web.context import Context
+
+PURPOSE = "admin"
+DONE = ("approved", "rejected", "suspended", "reinstated", "role")
+
+
+def _ctx(request: Request) -> Context:
+    return request.app.state.ctx
+
+
+def _admin(request: Request) -> tuple[Context, Viewer | None, Response | None]:
+    ctx = _ctx(request)
+    viewer, denied = guard(ctx, request, ADMIN_ROLES, PURPOSE)
+    return ctx, viewer, denied
+
+
+def _notice(viewer: Viewer, request: Request) -> str | None:
+    done = request.query_params.get("done")
+    return viewer.t(f"done.{done}") if done in DONE else None
+
+
+async def queue(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    return render(ctx, viewer, "admin/queue.html", items=ctx.apps.review_queue(), notice=_notice(viewer, request))
+
+
+async def all_apps(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    state = request.query_params.get("state") or None
+    if state not in STATES:
+        state = None
+    return render(ctx, viewer, "admin/apps.html", apps=ctx.apps.list_all(state), state=state, states=STATES)
+
+
+def _detail(ctx: Context, viewer: Viewer, client_id: str, status: int = 200, notice: str | None = None) -> Response:
+    app = ctx.apps.show(client_id)
+    revision = app["revision"]
+    reviewing = "app" if app["state"] == UNDER_REVIEW else None
+    if app["state"] == ACTIVE and revision and revision["state"] == UNDER_REVIEW:
+        reviewing = "revision"
+    proposed = revision if reviewing == "revision" else app
+    return render(
+        ctx,
+        viewer,
+        "admin/app.html",
+        status=status,
+        app=app,
+        reviewing=reviewing,
+        proposed=proposed,
+        uri_checks=views.uri_checks(proposed["redirect_uris"], app["type"]),
+        scopes=views.scope_rows(proposed),
+        current_scopes=views.scope_rows(app, app["granted_scopes"]),
+        history=views.history(app["history"], viewer.t),
+        own=app["owner"] == viewer.username,
+        can_suspend=app["state"] == ACTIVE,
+        can_reinstate=app["state"] == SUSPENDED,
+        notice=notice,
+    )
+
+
+async def detail(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    client_id = request.path_params["client_id"]
+    try:
+        ctx.apps.get(client_id)
+    except AppError as exc:
+        return app_error(ctx, viewer, exc, back=ctx.path("/admin"))
+    return _detail(ctx, viewer, client_id, notice=_notice(viewer, request))
+
+
+def _decision(action: str, done: str):
+    async def handler(request: Request) -> Response:
+        ctx, viewer, denied = _admin(request)
+        if denied:
+            return denied
+        form, refused = await posted_form(ctx, request, viewer)
+        if refused:
+            return refused
+        client_id = request.path_params["client_id"]
+        revision = form.get("subject") == "revision"
+        apps, by = ctx.apps, viewer.username
+        try:
+            if action == "approve":
+                granted = [s for s in scope_rules.SENSITIVE if form.get(f"grant.{s}")]
+                (apps.approve_revision if revision else apps.approve)(client_id, by, granted)
+            elif action == "reject":
+                (apps.reject_revision if revision else apps.reject)(client_id, by, form.get("feedback", ""))
+            elif action == "suspend":
+                apps.suspend(client_id, by, form.get("reason", "").strip() or None)
+            else:
+                apps.reinstate(client_id, by)
+        except AppError as exc:
+            return app_error(ctx, viewer, exc, back=ctx.path(f"/admin/apps/{client_id}"))
+        return see_other(ctx.path(f"/admin/apps/{client_id}?done={done}"))
+
+    handler.__name__ = f"admin_{action}"
+    return handler
+
+
+async def audit(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    return render(ctx, viewer, "admin/audit.html", events=views.history(list(reversed(ctx.apps.audit_log())), viewer.t))
+
+
+async def users(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    return render(
+        ctx,
+        viewer,
+        "admin/users.html",
+        users=roles.list_users(ctx.store),
+        roles=roles.ROLES,
+        notice=_notice(viewer, request),
+    )
+
+
+async def set_role(request: Request) -> Response:
+    ctx, viewer, denied = _admin(request)
+    if denied:
+        return denied
+    form, refused = await posted_form(ctx, request, viewer)
+    if refused:
+        return refused
+    try:
+        roles.change_role(ctx.store, request.path_params["username"], form.get("role", ""), viewer.username)
+    except AppError as exc:
+        return problem(ctx, viewer, exc.status, exc.message, back=ctx.path("/admin/users"))
+    return see_other(ctx.path("/admin/users?done=role"))
+
+
+def routes() -> list[Route]:
+    base = "/admin"
+    return [
+        Route(base, queue, methods=["GET"]),
+        Route(f"{base}/apps", all_apps, methods=["GET"]),
+        Route(f"{base}/apps/{{client_id}}", detail, methods=["GET"]),
+        Route(f"{base}/apps/{{client_id}}/approve", _decision("approve", "approved"), methods=["POST"]),
+        Route(f"{base}/apps/{{client_id}}/reject", _decision("reject", "rejected"), methods=["POST"]),
+        Route(f"{base}/apps/{{client_id}}/suspend", _decision("suspend", "suspended"), methods=["POST"]),
+        Route(f"{base}/apps/{{client_id}}/reinstate", _decision("reinstate", "reinstated"), methods=["POST"]),
+        Route(f"{base}/audit", audit, methods=["GET"]),
+        Route(f"{base}/users", users, methods=["GET"]),
+        Route(f"{base}/users/{{username}}/role", set_role, methods=["POST"]),
+    ]

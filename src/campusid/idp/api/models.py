@@ -1,0 +1,130 @@
+"""Request and response bodies of the management API (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AppCreate(_Strict):
+    name: str = Field(max_length=200)
+    type: Literal["web", "native"]
+    description: str = Field("", max_length=2000)
+    redirect_uris: list[str] = Field(max_length=20)
+    scopes: list[str] = Field(default_factory=lambda: ["openid"], max_length=20)
+    justifications: dict[str, str] = Field(
+        default_factory=dict, description="A reason for each requested sensitive scope (student_number, grades.read)."
+    )
+    sector_identifier_uri: str | None = None
+
+
+class AppEdit(_Strict):
+    """Fields given replace the old values; the app stays in its state (submit separately)."""
+
+    name: str | None = Field(None, max_length=200)
+    description: str | None = Field(None, max_length=2000)
+    redirect_uris: list[str] | None = Field(None, max_length=20)
+    scopes: list[str] | None = Field(None, max_length=20)
+    justifications: dict[str, str] | None = None
+    sector_identifier_uri: str | None = None
+
+
+class Revision(_Strict):
+    """The complete new configuration of an active app, reviewed before it replaces the current one."""
+
+    name: str = Field(max_length=200)
+    description: str = Field("", max_length=2000)
+    redirect_uris: list[str] = Field(max_length=20)
+    scopes: list[str] = Field(max_length=20)
+    justifications: dict[str, str] = Field(default_factory=dict)
+    sector_identifier_uri: str | None = None
+
+
+class Approve(_Strict):
+    grant_scopes: list[str] | None = Field(
+        None, description="Sensitive scopes granted; omitted: every requested one. Ordinary scopes are always granted."
+    )
+    subject: Literal["app", "revision"] = "app"
+
+
+class Reject(_Strict):
+    feedback: str = Field(max_length=5000)
+    subject: Literal["app", "revision"] = "app"
+
+
+class Suspend(_Strict):
+    reason: str | None = Field(None, max_length=5000)
+
+
+class RoleChange(_Strict):
+    role: Literal["student", "developer", "admin"]
+
+
+class Event(BaseModel):
+    at: int
+    actor: str | None
+    action: str
+    from_: str | None = Field(alias="from")
+    to: str | None
+    feedback: str | None
+    client_id: str | None = None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class App(BaseModel):
+    client_id: str
+    name: str
+    description: str
+    type: str
+    state: str
+    redirect_uris: list[str]
+    scopes: list[str]
+    granted_scopes: list[str]
+    justifications: dict[str, str]
+    sector_identifier_uri: str | None
+    revision: dict | None
+    token_endpoint_auth_method: str
+    owner: str | None
+    created_at: int
+    updated_at: int
+    history: list[Event]
+    client_secret: str | None = Field(None, description="Only in the answer that created or rotated it.")
+
+
+class AppSummary(BaseModel):
+    client_id: str
+    name: str
+    type: str
+    state: str
+    revision_state: str | None
+    owner: str | None
+    updated_at: int
+
+
+class QueueItem(BaseModel):
+    kind: Literal["app", "revision"]
+    since: int
+    app: AppSummary
+
+
+class User(BaseModel):
+    username: str
+    name: str
+    role: str
+    student_number: str | None
+
+
+class Me(BaseModel):
+    user: User
+    csrf_token: str = Field(description="Send it as the X-CSRF-Token header on every POST, PATCH, PUT and DELETE.")
+
+
+class Error(BaseModel):
+    error: str
+    error_description: str

@@ -1,0 +1,226 @@
+"""Page text in English and Simplified Chinese, chosen from the browser's Accept-Language.
+
+Only our own fixed text is translated; what users typed (names, feedback) is shown as typed,
+and the service's detailed error messages stay English beneath a translated summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+LANGUAGES = ("en", "zh-CN")
+
+_TEXT: dict[str, tuple[str, str]] = {
+    # navigation and frame
+    "nav.portal": ("Developer portal", "开发者门户"),
+    "nav.admin": ("Review console", "审核控制台"),
+    "nav.signout": ("Sign out", "退出登录"),
+    "nav.signed_in_as": ("Signed in as", "当前用户"),
+    # states
+    "state.draft": ("Draft", "草稿"),
+    "state.under_review": ("Under review", "审核中"),
+    "state.approved": ("Approved", "已批准"),
+    "state.active": ("Active", "已启用"),
+    "state.rejected": ("Rejected", "已驳回"),
+    "state.suspended": ("Suspended", "已停用"),
+    "revision.under_review": ("Change under review", "变更审核中"),
+    "revision.rejected": ("Change rejected", "变更已驳回"),
+    # actions in the history
+    "action.create": ("Created", "创建"),
+    "action.edit": ("Edited", "编辑"),
+    "action.submit": ("Submitted for review", "提交审核"),
+    "action.approve": ("Approved", "批准"),
+    "action.reject": ("Rejected", "驳回"),
+    "action.activate": ("Activated", "启用"),
+    "action.suspend": ("Suspended", "停用"),
+    "action.reinstate": ("Reinstated", "恢复"),
+    "action.rotate_secret": ("Secret rotated", "更换密钥"),
+    "action.revision_submit": ("Change submitted for review", "提交变更审核"),
+    "action.revision_approve": ("Change approved", "变更已批准"),
+    "action.revision_reject": ("Change rejected", "变更已驳回"),
+    # portal
+    "portal.title": ("My applications", "我的应用"),
+    "portal.lead": (
+        "Register applications that sign students in with campusid, and follow their review.",
+        "注册使用 campusid 登录的应用，并跟踪审核进度。",
+    ),
+    "portal.new": ("Register a new application", "注册新应用"),
+    "portal.none": ("You have not registered any application yet.", "你还没有注册任何应用。"),
+    "portal.not_developer": (
+        "Only developers and administrators may register applications. Ask an administrator for the developer role.",
+        "只有开发者和管理员可以注册应用。请联系管理员申请开发者角色。",
+    ),
+    "app.name": ("Name", "名称"),
+    "app.description": ("Description", "描述"),
+    "app.type": ("Type", "类型"),
+    "app.type.web": ("Web application (runs on a server, gets a secret)", "Web 应用（在服务器上运行，获得密钥）"),
+    "app.type.native": ("Native application (desktop or mobile, no secret)", "原生应用（桌面或移动端，无密钥）"),
+    "app.redirect_uris": ("Redirect URIs", "重定向 URI"),
+    "app.redirect_hint": (
+        "One per line. Web apps: https (http only on a loopback host). Native apps: a loopback IP "
+        "literal such as http://127.0.0.1/callback, or a private-use scheme like edu.example.app:/callback.",
+        "每行一个。Web 应用：https（仅回环地址可用 http）。原生应用：回环 IP，如 http://127.0.0.1/callback，"
+        "或反向域名形式的私有协议，如 edu.example.app:/callback。",
+    ),
+    "app.scopes": ("Requested scopes", "申请的权限范围"),
+    "app.granted": ("Granted scopes", "已授予的权限范围"),
+    "app.sensitive": ("sensitive: needs a reason and a reviewer's approval", "敏感：需要说明理由并经审核批准"),
+    "app.justification": ("Why does the app need it?", "应用为何需要此权限？"),
+    "app.sector": ("Sector identifier URI (optional)", "扇区标识 URI（可选）"),
+    "app.sector_hint": (
+        "Needed only when a web app's redirect URIs span several hosts (OIDC Core 8.1).",
+        "仅当 Web 应用的重定向 URI 跨多个主机时需要（OIDC Core 8.1）。",
+    ),
+    "app.client_id": ("Client ID", "客户端 ID"),
+    "app.owner": ("Owner", "所有者"),
+    "app.state": ("State", "状态"),
+    "app.updated": ("Last change", "最近变更"),
+    "app.history": ("Review history", "审核记录"),
+    "app.feedback": ("Feedback", "反馈"),
+    "app.when": ("When", "时间"),
+    "app.who": ("Who", "操作人"),
+    "app.what": ("What", "操作"),
+    "app.secret_once": (
+        "This is the client secret. Copy it to your server now: it is shown only this once and cannot be shown again.",
+        "这是客户端密钥。请立即复制到你的服务器：它只显示这一次，之后无法再次查看。",
+    ),
+    "app.public_client": (
+        "Native apps are public clients: they have no secret and use PKCE.",
+        "原生应用是公开客户端：没有密钥，使用 PKCE。",
+    ),
+    "app.authorize_url": ("Authorization endpoint", "授权端点"),
+    "app.revision": ("Pending change", "待审核的变更"),
+    "app.revision_rejected": (
+        "Your last change was rejected; the active configuration is unchanged. "
+        "Read the feedback and file the change again.",
+        "你上次提交的变更被驳回；当前配置未变。请阅读反馈后重新提交变更。",
+    ),
+    "app.revision_pending": (
+        "This change is under review. Until it is approved, the active configuration keeps serving sign-ins.",
+        "此变更正在审核。批准前，当前配置继续用于登录。",
+    ),
+    "btn.create": ("Register application", "注册应用"),
+    "btn.save": ("Save changes", "保存修改"),
+    "btn.edit": ("Edit", "编辑"),
+    "btn.change": ("Request a change", "申请变更"),
+    "btn.submit": ("Submit for review", "提交审核"),
+    "btn.activate": ("Activate", "启用"),
+    "btn.rotate": ("Rotate secret", "更换密钥"),
+    "btn.cancel": ("Cancel", "取消"),
+    "btn.approve": ("Approve", "批准"),
+    "btn.reject": ("Reject with feedback", "驳回并反馈"),
+    "btn.suspend": ("Suspend", "停用"),
+    "btn.reinstate": ("Reinstate", "恢复"),
+    "btn.set_role": ("Change role", "修改角色"),
+    "edit.title": ("Edit application", "编辑应用"),
+    "change.title": ("Request a change", "申请变更"),
+    "change.lead": (
+        "The app is active. Your change is reviewed like a new app; meanwhile the current configuration keeps working.",
+        "此应用已启用。变更将像新应用一样接受审核；在此期间当前配置继续有效。",
+    ),
+    "new.title": ("Register an application", "注册应用"),
+    "next.draft": (
+        "Submit the application when it is ready; an administrator will review it.",
+        "准备好后提交审核，管理员将进行审核。",
+    ),
+    "next.under_review": ("An administrator is reviewing the application.", "管理员正在审核此应用。"),
+    "next.approved": (
+        "Approved. Activate the application to let it sign users in.",
+        "已批准。启用后即可用于用户登录。",
+    ),
+    "next.rejected": (
+        "Rejected. Read the feedback, edit the application and submit it again.",
+        "已驳回。请阅读反馈，修改后重新提交。",
+    ),
+    "next.active": ("Active: the application may sign users in.", "已启用：应用可以让用户登录。"),
+    "next.suspended": ("Suspended by an administrator: sign-ins are refused.", "已被管理员停用：登录会被拒绝。"),
+    "done.created": ("The application was registered as a draft.", "应用已注册为草稿。"),
+    "done.edited": ("Your changes were saved.", "修改已保存。"),
+    "done.submitted": ("Submitted for review.", "已提交审核。"),
+    "done.activated": ("The application is active.", "应用已启用。"),
+    "done.rotated": ("A new secret was issued; the old one no longer works.", "已签发新密钥；旧密钥已失效。"),
+    "done.revision": ("Your change was submitted for review.", "变更已提交审核。"),
+    "done.approved": ("Approved.", "已批准。"),
+    "done.rejected": ("Rejected; the developer will see your feedback.", "已驳回；开发者将看到你的反馈。"),
+    "done.suspended": ("Suspended.", "已停用。"),
+    "done.reinstated": ("Reinstated.", "已恢复。"),
+    "done.role": ("The role was changed.", "角色已修改。"),
+    # admin
+    "admin.queue": ("Review queue", "审核队列"),
+    "admin.queue_lead": ("Oldest submission first.", "按提交时间从早到晚排列。"),
+    "admin.queue_empty": ("Nothing is waiting for review.", "没有待审核的内容。"),
+    "admin.all_apps": ("All applications", "全部应用"),
+    "admin.audit": ("Audit log", "审计日志"),
+    "admin.users": ("Users and roles", "用户与角色"),
+    "admin.kind.app": ("New application", "新应用"),
+    "admin.kind.revision": ("Change to an active app", "已启用应用的变更"),
+    "admin.waiting_since": ("Waiting since", "等待开始于"),
+    "admin.uri_ok": ("meets the rules", "符合规则"),
+    "admin.uri_check": ("Redirect URI checks (DESIGN 3.6)", "重定向 URI 检查（DESIGN 3.6）"),
+    "admin.grant": ("Grant", "授予"),
+    "admin.review": ("Review", "审核"),
+    "admin.reviewing_revision": (
+        "You are reviewing a change to an active app. The configuration below replaces the current one when approved.",
+        "你正在审核已启用应用的变更。批准后，下方配置将替换当前配置。",
+    ),
+    "admin.current": ("Current configuration", "当前配置"),
+    "admin.proposed": ("Proposed configuration", "拟变更配置"),
+    "admin.own_app": (
+        "You own this application, so another administrator must review it.",
+        "这是你自己的应用，需由其他管理员审核。",
+    ),
+    "admin.not_admin": ("Only administrators may use the review console.", "只有管理员可以使用审核控制台。"),
+    "admin.suspend_reason": ("Reason (optional)", "原因（可选）"),
+    "admin.username": ("Username", "用户名"),
+    "admin.role": ("Role", "角色"),
+    "role.student": ("Student", "学生"),
+    "role.developer": ("Developer", "开发者"),
+    "role.admin": ("Administrator", "管理员"),
+    # errors
+    "err.title": ("That did not work", "操作未完成"),
+    "err.403": ("You are not allowed to do that.", "你无权执行此操作。"),
+    "err.404": ("That application does not exist.", "该应用不存在。"),
+    "err.409": ("That step is not possible in the application's current state.", "该应用当前状态下不能执行此操作。"),
+    "err.422": ("Please correct the form.", "请修改表单。"),
+    "err.400": ("The form could not be read.", "无法读取表单。"),
+    "err.csrf": (
+        "The form expired or was not sent from this site. Nothing was changed; reload the page and try again.",
+        "表单已过期或并非从本站提交。未做任何更改；请刷新页面重试。",
+    ),
+}
+
+
+def choose(accept_language: str | None) -> str:
+    """The first supported language in the header's preference order (q-values honoured)."""
+    ranked: list[tuple[float, int, str]] = []
+    for index, item in enumerate((accept_language or "").split(",")[:20]):
+        tag, _, params = item.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                q = 0.0
+        ranked.append((-q, index, tag.strip().lower()))
+    for neg_q, _, tag in sorted(ranked):
+        if neg_q >= 0:
+            continue
+        if tag == "zh" or tag.startswith(("zh-cn", "zh-hans", "zh-sg")):
+            return "zh-CN"
+        if tag == "en" or tag.startswith("en-"):
+            return "en"
+    return "en"
+
+
+def translator(lang: str) -> Callable[[str], str]:
+    column = 1 if lang == "zh-CN" else 0
+
+    def t(key: str) -> str:
+        pair = _TEXT.get(key)
+        return pair[column] if pair else key
+
+    return t
+
+
+def has(key: str) -> bool:
+    return key in _TEXT

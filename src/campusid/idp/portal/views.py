@@ -1,0 +1,79 @@
+"""View models: turn service data into what templates show, and forms into service arguments.
+Templates stay free of rules; the rules stay in the service."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.redirect_uri import registration_problem
+
+MAX_URIS_FIELD = 20 * 2000
+
+
+def history(events: list[dict], t: Callable[[str], str]) -> list[dict]:
+    """Newest first, with translated action names; feedback stays exactly as the reviewer wrote it."""
+    return [{**e, "label": t(f"action.{e['action']}")} for e in reversed(events)]
+
+
+def scope_rows(config: dict, granted: list[str] | None = None) -> list[dict]:
+    reasons = config.get("justifications") or {}
+    return [
+        {
+            "name": s,
+            "description": scope_rules.DESCRIPTIONS.get(s, s),
+            "sensitive": s in scope_rules.SENSITIVE,
+            "justification": reasons.get(s, ""),
+            "granted": granted is not None and s in granted,
+        }
+        for s in config.get("scopes", [])
+    ]
+
+
+def uri_checks(uris: list[str], app_type: str) -> list[dict]:
+    """Each redirect URI against the registration rules of DESIGN 3.6, as the reviewer sees it."""
+    return [{"uri": u, "problem": registration_problem(u, app_type)} for u in uris]
+
+
+def scope_choices(selected: list[str], justifications: dict[str, str]) -> list[dict]:
+    """Every known scope as a checkbox for the create / edit / change forms."""
+    return [
+        {
+            "name": s,
+            "field": f"scope.{s}",
+            "why_field": f"why.{s}",
+            "description": scope_rules.DESCRIPTIONS.get(s, s),
+            "sensitive": s in scope_rules.SENSITIVE,
+            "checked": s in selected or s == "openid",
+            "justification": justifications.get(s, ""),
+        }
+        for s in scope_rules.ALL
+    ]
+
+
+def form_config(form: dict[str, str]) -> dict:
+    """The app configuration a create / edit / change form describes (not yet validated)."""
+    uris = [line.strip() for line in form.get("redirect_uris", "")[:MAX_URIS_FIELD].splitlines() if line.strip()]
+    scopes = [s for s in scope_rules.ALL if form.get(f"scope.{s}") or s == "openid"]
+    reasons = {s: form.get(f"why.{s}", "").strip() for s in scope_rules.SENSITIVE if s in scopes}
+    sector = form.get("sector_identifier_uri", "").strip() or None
+    return {
+        "name": form.get("name", "").strip(),
+        "description": form.get("description", "").strip(),
+        "redirect_uris": uris,
+        "scopes": scopes,
+        "justifications": reasons,
+        "sector_identifier_uri": sector,
+    }
+
+
+def form_state(config: dict, app_type: str = "native") -> dict:
+    """What the form template needs to show `config` (after a failed submit, or for editing)."""
+    return {
+        "name": config.get("name", ""),
+        "description": config.get("description", ""),
+        "type": app_type,
+        "redirect_uris": "\n".join(config.get("redirect_uris", [])),
+        "sector_identifier_uri": config.get("sector_identifier_uri") or "",
+        "scopes": scope_choices(config.get("scopes", ["openid"]), config.get("justifications") or {}),
+    }

@@ -1,0 +1,115 @@
+"""What every portal and console page shares: who is signed in, the language, CSRF-checked
+forms, and rendering with the security headers of `http.page()`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from campusid.idp import i18n
+from campusid.idp.apps import AppError
+from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import page, read_form
+from campusid.idp.web.sessions import csrf_ok, csrf_token, current_session
+
+DEVELOPER_ROLES = ("developer", "admin")
+ADMIN_ROLES = ("admin",)
+
+
+@dataclass
+class Viewer:
+    """The signed-in user looking at a page, in their language, with the CSRF token for its forms."""
+
+    user: dict
+    session: dict
+    lang: str
+    t: Callable[[str], str]
+    purpose: str
+
+    @property
+    def username(self) -> str:
+        return self.user["username"]
+
+    @property
+    def is_admin(self) -> bool:
+        return self.user["role"] == "admin"
+
+
+def language(request: Request) -> tuple[str, Callable[[str], str]]:
+    lang = i18n.choose(request.headers.get("accept-language"))
+    return lang, i18n.translator(lang)
+
+
+def when(ts: int | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)) if ts else "—"
+
+
+def see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+def guard(
+    ctx: Context, request: Request, roles: tuple[str, ...], purpose: str
+) -> tuple[Viewer | None, Response | None]:
+    """(viewer, None) when the session's user has one of `roles`; otherwise (None, response):
+    a 303 to the IdP's own login page (signed out) or a 403 page (wrong role)."""
+    session = current_session(ctx, request)
+    user = ctx.store.users.by_id(session["user_id"]) if session else None
+    lang, t = language(request)
+    if session is None or user is None:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return None, see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+    viewer = Viewer(user=user, session=session, lang=lang, t=t, purpose=purpose)
+    if user["role"] not in roles:
+        key = "admin.not_admin" if roles == ADMIN_ROLES else "portal.not_developer"
+        return None, problem(ctx, viewer, 403, t(key))
+    return viewer, None
+
+
+def render(ctx: Context, viewer: Viewer, template: str, status: int = 200, **values) -> Response:
+    return page(
+        ctx,
+        template,
+        status=status,
+        lang=viewer.lang,
+        t=viewer.t,
+        me=viewer.user,
+        csrf=csrf_token(ctx, viewer.purpose, viewer.session["raw_id"]),
+        when=when,
+        **values,
+    )
+
+
+def problem(ctx: Context, viewer: Viewer, status: int, detail: str, back: str | None = None) -> Response:
+    """A plain-language error page: a translated summary and the precise reason."""
+    summary_key = f"err.{status}"
+    return render(
+        ctx,
+        viewer,
+        "portal/problem.html",
+        status=status,
+        summary=viewer.t(summary_key) if i18n.has(summary_key) else viewer.t("err.title"),
+        detail=detail,
+        back=back,
+    )
+
+
+def app_error(ctx: Context, viewer: Viewer, exc: AppError, back: str | None = None) -> Response:
+    return problem(ctx, viewer, exc.status, exc.message, back)
+
+
+async def posted_form(ctx: Context, request: Request, viewer: Viewer) -> tuple[dict | None, Response | None]:
+    """The form, only if it carries this session's CSRF token for this area; nothing changes otherwise."""
+    try:
+        form = await read_form(request)
+    except OAuthError as exc:
+        return None, problem(ctx, viewer, 400, exc.description or viewer.t("err.400"))
+    if not csrf_ok(ctx, viewer.purpose, viewer.session["raw_id"], form.get("csrf_token")):
+        return None, problem(ctx, viewer, 403, viewer.t("err.csrf"))
+    return form, None
