@@ -8,6 +8,21 @@ import re
 import secrets
 import time
 
+from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
+from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
+from campusid.idp.apps.revisions import RevisionsMixin
+from campusid.idp.apps.rules import _check_feedback, _check_justifications
+from campusid.idp.apps.states import (
+    ACTIVE,
+    APPROVED,
+    DRAFT,
+    EDITABLE,
+    REJECTED,
+    STATES,
+    SUSPENDED,
+    TYPES,
+    UNDER_REVIEW,
+)
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.pairwise import web_hosts
@@ -15,50 +30,33 @@ from campusid.idp.protocol.redirect_uri import registration_problem
 from campusid.idp.store import Store
 from campusid.idp.store.repos import Conflict
 
-DRAFT, UNDER_REVIEW, APPROVED, ACTIVE, REJECTED, SUSPENDED = (
-    "draft",
-    "under_review",
-    "approved",
-    "active",
-    "rejected",
-    "suspended",
-)
-STATES = (DRAFT, UNDER_REVIEW, APPROVED, ACTIVE, REJECTED, SUSPENDED)
-EDITABLE = (DRAFT, REJECTED)
-TYPES = ("web", "native")
+__all__ = [
+    "AppError",
+    "AppService",
+    "Forbidden",
+    "InvalidTransition",
+    "NotFound",
+    "ValidationFailed",
+    "STATES",
+    "DRAFT",
+    "UNDER_REVIEW",
+    "APPROVED",
+    "ACTIVE",
+    "REJECTED",
+    "SUSPENDED",
+    "EDITABLE",
+    "TYPES",
+]
+
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{2,63}$")
 _SUB_SHAPE = re.compile(r"^[A-Za-z0-9_\-]{43}$")
-
-
-class AppError(Exception):
-    status = 400
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class NotFound(AppError):
-    status = 404
-
-
-class Forbidden(AppError):
-    status = 403
-
-
-class InvalidTransition(AppError):
-    status = 409
-
-
-class ValidationFailed(AppError):
-    status = 422
 
 
 def _now() -> int:
     return int(time.time())
 
 
-class AppService:
+class AppService(RevisionsMixin, QueriesMixin):
     def __init__(self, store: Store) -> None:
         self._store = store
 
@@ -306,191 +304,3 @@ class AppService:
             client_id, (app["state"],), app["state"], "rotate_secret", actor, secret_hash=token_hash(secret)
         )
         return secret
-
-    # -- revisions of active apps (the portal issue) ------------------------------------------
-    def propose_revision(
-        self,
-        client_id: str,
-        *,
-        actor: str | None,
-        name: str,
-        description: str,
-        redirect_uris: list[str],
-        scopes: list[str],
-        justifications: dict[str, str],
-        sector_identifier_uri: str | None = None,
-    ) -> dict:
-        """File a change to an active app for review. The active configuration keeps serving
-        logins until an admin approves the revision; a rejected revision may be filed again."""
-        app = self.get(client_id)
-        if app["state"] != ACTIVE:
-            raise InvalidTransition(
-                f"only an active application takes a revision; this one is {app['state']} (edit it instead)"
-            )
-        if app["revision_state"] == UNDER_REVIEW:
-            raise InvalidTransition("a revision of this application is already under review")
-        new_uris = list(dict.fromkeys(redirect_uris))
-        new_scopes = scope_rules.parse(" ".join(scopes))
-        if "openid" not in new_scopes:
-            new_scopes.insert(0, "openid")
-        self._check_config(app["type"], name, new_uris, new_scopes, sector_identifier_uri)
-        now = _now()
-        revision = {
-            "name": name.strip(),
-            "description": description or "",
-            "redirect_uris": new_uris,
-            "scopes": new_scopes,
-            "justifications": _check_justifications(new_scopes, justifications),
-            "sector_identifier_uri": sector_identifier_uri,
-            "submitted_at": now,
-            "submitted_by": actor,
-        }
-        self._revision_step(
-            app, (None, REJECTED), {"revision": revision, "revision_state": UNDER_REVIEW}, "revision_submit", actor
-        )
-        return self.show(client_id)
-
-    def approve_revision(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
-        """Replace the active configuration with the revision (sensitive scopes as granted)."""
-        self._reviewer(client_id, by)
-        app = self.get(client_id)
-        revision = app["revision"] or {}
-        if app["state"] != ACTIVE or app["revision_state"] != UNDER_REVIEW:
-            raise InvalidTransition("this application has no revision under review")
-        granted = scope_rules.grantable(list(revision["scopes"]), self._approved_sensitive(revision, grant_scopes))
-        values = {k: revision[k] for k in ("name", "description", "redirect_uris", "scopes", "justifications")}
-        values.update(
-            sector_identifier_uri=revision["sector_identifier_uri"],
-            granted_scopes=granted,
-            revision=None,
-            revision_state=None,
-        )
-        self._revision_step(app, (UNDER_REVIEW,), values, "revision_approve", by)
-        return self.show(client_id)
-
-    def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
-        self._reviewer(client_id, by)
-        app = self.get(client_id)
-        if app["state"] != ACTIVE or app["revision_state"] != UNDER_REVIEW:
-            raise InvalidTransition("this application has no revision under review")
-        feedback = _check_feedback(feedback)
-        self._revision_step(app, (UNDER_REVIEW,), {"revision_state": REJECTED}, "revision_reject", by, feedback)
-        return self.show(client_id)
-
-    @staticmethod
-    def _approved_sensitive(config: dict, grant_scopes: list[str] | None) -> list[str] | None:
-        if grant_scopes is None:
-            return None
-        approved = [s for s in grant_scopes if s in scope_rules.SENSITIVE]
-        not_requested = [s for s in approved if s not in config["scopes"]]
-        if not_requested:
-            raise ValidationFailed(f"cannot grant scopes the app did not request: {', '.join(not_requested)}")
-        return approved
-
-    def _revision_step(
-        self, app: dict, from_states: tuple, values: dict, action: str, actor: str | None, feedback: str | None = None
-    ) -> None:
-        now = _now()
-        event = {
-            "client_id": app["client_id"],
-            "actor": actor,
-            "action": action,
-            "from_state": ACTIVE,
-            "to_state": ACTIVE,
-            "feedback": feedback,
-            "at": now,
-        }
-        if not self._store.clients.update_revision(app["client_id"], from_states, {**values, "updated_at": now}, event):
-            raise InvalidTransition("the application changed while you were working; reload and try again")
-
-    # -- who may do what, and lists for the portal, the console and the API --------------------
-    def owned(self, client_id: str, username: str) -> dict:
-        """The app if `username` owns it; Forbidden otherwise (developers touch only their own apps)."""
-        app = self.get(client_id)
-        user = self._store.users.by_username(username)
-        if user is None or app["owner_id"] != user["id"]:
-            raise Forbidden("this application belongs to another developer")
-        return app
-
-    def list_owned(self, username: str) -> list[dict]:
-        user = self._store.users.by_username(username)
-        if user is None:
-            return []
-        return [self.summary(a) for a in self._store.clients.list(owner_id=user["id"])]
-
-    def list_all(self, state: str | None = None) -> list[dict]:
-        if state is not None and state not in STATES:
-            raise ValidationFailed(f"state must be one of {', '.join(STATES)}")
-        return [self.summary(a) for a in self._store.clients.list(states=[state] if state else None)]
-
-    def review_queue(self) -> list[dict]:
-        """New apps and revisions waiting for a reviewer, oldest submission first."""
-        items = [
-            {"kind": "app", "since": a["updated_at"], "app": self.summary(a)}
-            for a in self._store.clients.list(states=[UNDER_REVIEW])
-        ]
-        items += [
-            {
-                "kind": "revision",
-                "since": (a["revision"] or {}).get("submitted_at", a["updated_at"]),
-                "app": self.summary(a),
-            }
-            for a in self._store.clients.with_revision([UNDER_REVIEW])
-            if a["state"] == ACTIVE
-        ]
-        return sorted(items, key=lambda i: (i["since"], i["app"]["client_id"]))
-
-    def audit_log(self, limit: int = 200) -> list[dict]:
-        return [_event_view(e) for e in self._store.clients.all_events(limit)]
-
-    def summary(self, app: dict) -> dict:
-        owner = self._store.users.by_id(app["owner_id"])
-        return {
-            "client_id": app["client_id"],
-            "name": app["name"],
-            "type": app["type"],
-            "state": app["state"],
-            "revision_state": app["revision_state"],
-            "owner": owner["username"] if owner else None,
-            "updated_at": app["updated_at"],
-        }
-
-
-def _check_justifications(scopes: list[str], justifications: dict[str, str]) -> dict[str, str]:
-    """Every requested sensitive scope needs a reason a reviewer can weigh (DESIGN 3.4)."""
-    out = {}
-    for scope in scopes:
-        if scope in scope_rules.SENSITIVE:
-            reason = (justifications.get(scope) or "").strip()
-            if not reason:
-                raise ValidationFailed(f"explain why the app needs the sensitive scope {scope}")
-            if len(reason) > 2000:
-                raise ValidationFailed(f"the reason for {scope} is at most 2000 characters")
-            out[scope] = reason
-    return out
-
-
-def _check_feedback(feedback: str | None) -> str:
-    if not feedback or not feedback.strip():
-        raise ValidationFailed("feedback is required when rejecting an application")
-    if len(feedback) > 5000:
-        raise ValidationFailed("feedback is at most 5000 characters")
-    return feedback.strip()
-
-
-def _revision_view(app: dict) -> dict | None:
-    if not app.get("revision_state") or not app.get("revision"):
-        return None
-    return {**app["revision"], "state": app["revision_state"]}
-
-
-def _event_view(e: dict) -> dict:
-    return {
-        "client_id": e["client_id"],
-        "at": e["at"],
-        "actor": e["actor"],
-        "action": e["action"],
-        "from": e["from_state"],
-        "to": e["to_state"],
-        "feedback": e["feedback"],
-    }

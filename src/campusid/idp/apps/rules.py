@@ -1,0 +1,28 @@
+"""Small validation rules shared by new apps and revisions."""
+
+from __future__ import annotations
+
+from campusid.idp.apps.errors import ValidationFailed
+from campusid.idp.protocol import scopes as scope_rules
+
+
+def _check_justifications(scopes: list[str], justifications: dict[str, str]) -> dict[str, str]:
+    """Every requested sensitive scope needs a reason a reviewer can weigh (DESIGN 3.4)."""
+    out = {}
+    for scope in scopes:
+        if scope in scope_rules.SENSITIVE:
+            reason = (justifications.get(scope) or "").strip()
+            if not reason:
+                raise ValidationFailed(f"explain why the app needs the sensitive scope {scope}")
+            if len(reason) > 2000:
+                raise ValidationFailed(f"the reason for {scope} is at most 2000 characters")
+            out[scope] = reason
+    return out
+
+
+def _check_feedback(feedback: str | None) -> str:
+    if not feedback or not feedback.strip():
+        raise ValidationFailed("feedback is required when rejecting an application")
+    if len(feedback) > 5000:
+        raise ValidationFailed("feedback is at most 5000 characters")
+    return feedback.strip()
