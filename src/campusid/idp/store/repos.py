@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from campusid.idp.store.fast import FastSQL
 from campusid.idp.store.schema import (
     client_events,
     clients,
@@ -31,9 +32,9 @@ class Conflict(Exception):
     """A unique value is taken."""
 
 
-def _one(engine: Engine, stmt) -> dict | None:
+def _one(engine: Engine, stmt, params: dict | None = None) -> dict | None:
     with engine.connect() as conn:
-        row = conn.execute(stmt).mappings().first()
+        row = conn.execute(stmt, params).mappings().first()
     return dict(row) if row is not None else None
 
 
@@ -42,9 +43,59 @@ def _all(engine: Engine, stmt) -> list[dict]:
         return [dict(r) for r in conn.execute(stmt).mappings()]
 
 
-def _write(engine: Engine, stmt) -> int:
+def _write(engine: Engine, stmt, params: dict | list | None = None) -> int:
     with engine.begin() as conn:
-        return conn.execute(stmt).rowcount
+        return conn.execute(stmt, params).rowcount
+
+
+def _returning(engine: Engine, stmt, params: dict) -> dict | None:
+    with engine.begin() as conn:
+        row = conn.execute(stmt, params).mappings().first()
+    return dict(row) if row is not None else None
+
+
+# Statements on the request hot path are built once: SQLAlchemy then reuses their compiled form,
+# and a request pays only for binding parameters and one round trip.
+_USER_BY_NAME = select(users).where(users.c.username == bindparam("name"))
+_USER_BY_ID = select(users).where(users.c.id == bindparam("uid"))
+_INTERACTION = select(interactions).where(
+    and_(interactions.c.id_hash == bindparam("h"), interactions.c.expires_at > bindparam("now"))
+)
+_USE_REFRESH = (
+    update(refresh_tokens)
+    .where(
+        and_(
+            refresh_tokens.c.token_hash == bindparam("h"),
+            refresh_tokens.c.used_at.is_(None),
+            refresh_tokens.c.expires_at > bindparam("now"),
+        )
+    )
+    .values(used_at=bindparam("used"))
+    .returning(*refresh_tokens.c)
+)
+
+
+SQL_CLIENT = "SELECT * FROM clients WHERE client_id = :cid"
+SQL_SESSION = "SELECT * FROM sessions WHERE id_hash = :h AND expires_at > :now"
+SQL_CONSENT = "SELECT scope FROM consents WHERE user_id = :uid AND client_id = :cid"
+SQL_INSERT_GRANT = (
+    "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
+    "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
+    ":redirect_uri, :code_challenge, :nonce, :scope, :auth_time, :created_at, :code_expires_at, NULL, NULL)"
+)
+SQL_REDEEM = (
+    "UPDATE grants SET code_used_at = :now WHERE code_hash = :h AND client_id = :cid AND code_used_at IS NULL "
+    "AND code_expires_at > :now AND revoked_at IS NULL RETURNING id, code_hash, client_id, user_id, redirect_uri, "
+    "code_challenge, nonce, scope, auth_time, created_at, code_expires_at, code_used_at, revoked_at"
+)
+SQL_INSERT_REFRESH = (
+    "INSERT INTO refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at) "
+    "VALUES (:token_hash, :grant_id, :created_at, :expires_at, NULL)"
+)
+SQL_GRANT_WITH_USER = (
+    "SELECT g.id, g.client_id, g.scope, u.id AS user_id, u.name, u.given_name, u.family_name, u.email, "
+    "u.student_number FROM grants g JOIN users u ON u.id = g.user_id WHERE g.id = :gid AND g.revoked_at IS NULL"
+)
 
 
 class UserRepo:
@@ -59,10 +110,10 @@ class UserRepo:
         return row
 
     def by_username(self, username: str) -> dict | None:
-        return _one(self._e, select(users).where(users.c.username == username))
+        return _one(self._e, _USER_BY_NAME, {"name": username})
 
     def by_id(self, user_id: str) -> dict | None:
-        return _one(self._e, select(users).where(users.c.id == user_id))
+        return _one(self._e, _USER_BY_ID, {"uid": user_id})
 
     def by_student_number(self, number: str) -> dict | None:
         return _one(self._e, select(users).where(users.c.student_number == number))
@@ -80,6 +131,8 @@ class UserRepo:
 class ClientRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
+        self._fast = FastSQL(engine, ("redirect_uris", "scopes", "granted_scopes", "justifications", "revision"))
+        self._sql_get = self._fast.prepare(SQL_CLIENT)
 
     def create(self, row: dict, event: dict) -> None:
         try:
@@ -90,7 +143,7 @@ class ClientRepo:
             raise Conflict("a client with that client_id exists") from None
 
     def get(self, client_id: str) -> dict | None:
-        return _one(self._e, select(clients).where(clients.c.client_id == client_id))
+        return self._fast.one(self._sql_get, {"cid": client_id})
 
     def transition(self, client_id: str, from_states: Iterable[str], values: dict, event: dict) -> bool:
         """Apply `values` only while the app is in one of `from_states`; log the event. Atomic."""
@@ -166,15 +219,14 @@ class KeyRepo:
 class SessionRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
+        self._fast = FastSQL(engine)
+        self._sql_get = self._fast.prepare(SQL_SESSION)
 
     def create(self, **row) -> None:
         _write(self._e, insert(sessions).values(**row))
 
     def get(self, id_hash: str, now: int) -> dict | None:
-        return _one(
-            self._e,
-            select(sessions).where(and_(sessions.c.id_hash == id_hash, sessions.c.expires_at > now)),
-        )
+        return self._fast.one(self._sql_get, {"h": id_hash, "now": now})
 
     def delete(self, id_hash: str) -> None:
         _write(self._e, delete(sessions).where(sessions.c.id_hash == id_hash))
@@ -191,10 +243,7 @@ class InteractionRepo:
         _write(self._e, insert(interactions).values(**row))
 
     def get(self, id_hash: str, now: int) -> dict | None:
-        return _one(
-            self._e,
-            select(interactions).where(and_(interactions.c.id_hash == id_hash, interactions.c.expires_at > now)),
-        )
+        return _one(self._e, _INTERACTION, {"h": id_hash, "now": now})
 
     def logged_in(self, id_hash: str, user_id: str, auth_time: int) -> None:
         _write(
@@ -215,29 +264,17 @@ class GrantRepo:
 
     def __init__(self, engine: Engine) -> None:
         self._e = engine
+        self._fast = FastSQL(engine)
+        prep = self._fast.prepare
+        self._sql_insert, self._sql_redeem = prep(SQL_INSERT_GRANT), prep(SQL_REDEEM)
+        self._sql_refresh, self._sql_with_user = prep(SQL_INSERT_REFRESH), prep(SQL_GRANT_WITH_USER)
 
     def create(self, **row) -> None:
-        _write(self._e, insert(grants).values(**row))
+        self._fast.run(self._sql_insert, row)
 
     def redeem_code(self, code_hash: str, client_id: str, now: int) -> dict | None:
         """Consume a code once (DESIGN 3.4): the one caller whose UPDATE matched gets the grant."""
-        stmt = (
-            update(grants)
-            .where(
-                and_(
-                    grants.c.code_hash == code_hash,
-                    grants.c.client_id == client_id,
-                    grants.c.code_used_at.is_(None),
-                    grants.c.code_expires_at > now,
-                    grants.c.revoked_at.is_(None),
-                )
-            )
-            .values(code_used_at=now)
-            .returning(*grants.c)
-        )
-        with self._e.begin() as conn:
-            row = conn.execute(stmt).mappings().first()
-        return dict(row) if row is not None else None
+        return self._fast.one(self._sql_redeem, {"h": code_hash, "cid": client_id, "now": now}, write=True)
 
     def by_code(self, code_hash: str) -> dict | None:
         return _one(self._e, select(grants).where(grants.c.code_hash == code_hash))
@@ -260,43 +297,14 @@ class GrantRepo:
 
     def active_with_user(self, grant_id: str) -> dict | None:
         """The grant (not revoked) joined with its user: one round trip for userinfo and records."""
-        stmt = (
-            select(
-                grants.c.id,
-                grants.c.client_id,
-                grants.c.scope,
-                users.c.id.label("user_id"),
-                users.c.name,
-                users.c.given_name,
-                users.c.family_name,
-                users.c.email,
-                users.c.student_number,
-            )
-            .join(users, users.c.id == grants.c.user_id)
-            .where(and_(grants.c.id == grant_id, grants.c.revoked_at.is_(None)))
-        )
-        return _one(self._e, stmt)
+        return self._fast.one(self._sql_with_user, {"gid": grant_id})
 
     def add_refresh(self, **row) -> None:
-        _write(self._e, insert(refresh_tokens).values(**row))
+        self._fast.run(self._sql_refresh, row)
 
     def use_refresh(self, token_hash: str, now: int) -> dict | None:
         """Rotate: mark the refresh token used; the one caller whose UPDATE matched gets its row."""
-        stmt = (
-            update(refresh_tokens)
-            .where(
-                and_(
-                    refresh_tokens.c.token_hash == token_hash,
-                    refresh_tokens.c.used_at.is_(None),
-                    refresh_tokens.c.expires_at > now,
-                )
-            )
-            .values(used_at=now)
-            .returning(*refresh_tokens.c)
-        )
-        with self._e.begin() as conn:
-            row = conn.execute(stmt).mappings().first()
-        return dict(row) if row is not None else None
+        return _returning(self._e, _USE_REFRESH, {"h": token_hash, "now": now, "used": now})
 
     def refresh_by_hash(self, token_hash: str) -> dict | None:
         return _one(self._e, select(refresh_tokens).where(refresh_tokens.c.token_hash == token_hash))
@@ -305,12 +313,11 @@ class GrantRepo:
 class ConsentRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
+        self._fast = FastSQL(engine)
+        self._sql_get = self._fast.prepare(SQL_CONSENT)
 
     def get(self, user_id: str, client_id: str) -> set[str]:
-        row = _one(
-            self._e,
-            select(consents.c.scope).where(and_(consents.c.user_id == user_id, consents.c.client_id == client_id)),
-        )
+        row = self._fast.one(self._sql_get, {"uid": user_id, "cid": client_id})
         return set(row["scope"].split()) if row else set()
 
     def remember(self, user_id: str, client_id: str, scopes: Iterable[str], now: int) -> None:
