@@ -97,12 +97,16 @@ class KeyManager:
     # -- cache ----------------------------------------------------------------------------
     def reload(self) -> None:
         rows = self._store.keys.all()
+        known = {k.kid: k.private for k in self._keys}
         keys: list[_Key] = []
         for row in rows:
             later = [
                 r["activates_at"] for r in rows if r["alg"] == row["alg"] and r["activates_at"] > row["activates_at"]
             ]
-            private = _import(row["alg"], self._sealer.open(row["private_enc"]), row["public_jwk"])
+            # Unsealing and parsing a private key is slow: do it once per key, not per reload.
+            private = known.get(row["kid"]) or _import(
+                row["alg"], self._sealer.open(row["private_enc"]), row["public_jwk"]
+            )
             keys.append(
                 _Key(
                     row["kid"],
