@@ -13,6 +13,7 @@ from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
 from campusid.idp.protocol.pairwise import PairwiseSubjects
 from campusid.idp.protocol.tokens import TokenMinter
+from campusid.idp.ratelimit import Limiter
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store
 
@@ -30,7 +31,7 @@ class Context:
     apps: AppService
     templates: Environment
     csrf_key: bytes
-    limiter: object | None = None
+    limiter: Limiter | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -65,4 +66,5 @@ def build_context(settings: Settings, store: Store) -> Context:
         apps=AppService(store),
         templates=env,
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
+        limiter=Limiter.from_settings(settings),
     )

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from campusid.idp.crypto import token_hash
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
 from campusid.idp.web.authorize import error_redirect, issue_code, needs_consent
@@ -139,8 +140,13 @@ async def login_post(request: Request) -> Response:
         ctx.store.users.set_password_hash(user["id"], new_hash)
     now = int(time.time())
     if interaction["kind"] == "authorize":
-        ctx.store.interactions.logged_in(interaction["id_hash"], user["id"], now)
+        # The signed-in interaction gets a new id, like the session: a planted interaction cookie
+        # must not carry this user's login to whoever planted it.
+        if not ctx.store.interactions.finish(interaction["id_hash"]):
+            return error_page(ctx, "This sign-in was already completed. Start again from the application.")
         response = _see_other(ctx.path("/consent"))
+        raw = begin_interaction(ctx, response, "authorize", interaction["params"])
+        ctx.store.interactions.logged_in(token_hash(raw), user["id"], now)
     else:
         response = _see_other(interaction["params"].get("next") or ctx.path("/"))
         finish_interaction(ctx, interaction, response)
