@@ -25,11 +25,18 @@ test: setup services lint test-sqlite test-postgres
 lint: setup
 	$(BIN)/ruff check src tests examples bench
 
+# The suite runs in parallel (each test has its own data dir, database and ports); the few
+# tests that measure timing run alone afterwards.
+PYTEST = $(BIN)/pytest -q -p no:cacheprovider
+PARALLEL = -n 4 --dist loadfile
+
 test-sqlite: setup
-	$(BIN)/pytest -q
+	$(PYTEST) $(PARALLEL) -m "not serial"
+	$(PYTEST) -m serial
 
 test-postgres: setup
-	CAMPUSID_DATABASE_URL=$(PG_URL) $(BIN)/pytest -q -m "not browser"
+	CAMPUSID_DATABASE_URL=$(PG_URL) $(PYTEST) $(PARALLEL) -m "not serial"
+	CAMPUSID_DATABASE_URL=$(PG_URL) $(PYTEST) -m serial
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -386,6 +386,11 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
     from campusid.idp.app import create_app
 
     if workers > 1:
+        if not cfg.redis_url:
+            err.print("[yellow]warning:[/] several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
+                      "counters, so each limit is multiplied by the number of workers")
+        if cfg.database_url.startswith("sqlite"):
+            err.print("[yellow]warning:[/] several workers on SQLite share one file; use PostgreSQL to scale out")
         os.environ.setdefault("CAMPUSID_ISSUER", cfg.issuer.canonical)
         os.environ.setdefault("CAMPUSID_SECRET_KEY", cfg.secret_key)
         uvicorn.run(

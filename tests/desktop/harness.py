@@ -7,7 +7,6 @@ the real ``campusid.oidc_client`` adapter, and the bridge on a free port.
 from __future__ import annotations
 
 import re
-import secrets
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +26,8 @@ from campusid.desktop.core import DesktopCore
 
 from .fake_idp import CLIENT_ID, FakeIdP
 
-BRIDGE_TOKEN = secrets.token_urlsafe(32)
+# Fixed (not random) so parametrized test ids are the same in every pytest-xdist worker.
+BRIDGE_TOKEN = "tB9kQ2xV7mN4pL8rW3sZ6yH1cF5gJ0dA-bridge-test-token"
 _HTTP: list[httpx.Client] = []
 
 

@@ -59,7 +59,7 @@ def test_same_origin_fetch_metadata_is_allowed(bridge: Bridge) -> None:
 
 
 # -- route and method -------------------------------------------------------------------------------
-@pytest.mark.parametrize("token", [BRIDGE_TOKEN, None, "wrong" * 8])
+@pytest.mark.parametrize("token", [BRIDGE_TOKEN, None, "wrong" * 8], ids=["right-token", "no-token", "wrong-token"])
 @pytest.mark.parametrize("path", ["/nope", "/login/", "/admin", "/static/..%2Fopenapi.json", "/static/missing.css"])
 def test_unknown_path_is_404_with_or_without_token(bridge: Bridge, path: str, token: str | None) -> None:
     response = bridge.get(path, token=token)

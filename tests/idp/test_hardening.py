@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 import limits.storage.memory
+import pytest
 from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
 
@@ -219,6 +220,7 @@ def test_unknown_user_and_wrong_password_get_the_same_answer_byte_for_byte(idp, 
     assert known.content.replace(b'value="alice"', b'value="bruno"') == unknown.content
 
 
+@pytest.mark.serial
 def test_unknown_user_and_wrong_password_take_the_same_time(idp_env):
     """Real argon2id parameters (19 MiB, t=2); 30 of each, interleaved; medians within 20%."""
     env = {
