@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -121,7 +120,7 @@ async def login_post(request: Request) -> Response:
                 headers={"Retry-After": str(blocked)},
             )
     user = ctx.store.users.by_username(username)
-    ok = await run_in_threadpool(ctx.passwords.verify, user["password_hash"] if user else None, password)
+    ok = await ctx.passwords.verify_async(user["password_hash"] if user else None, password)
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
         if blocked is not None:
@@ -136,7 +135,7 @@ async def login_post(request: Request) -> Response:
     if not ok or user is None:
         return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if ctx.passwords.needs_rehash(user["password_hash"]):
-        new_hash = await run_in_threadpool(ctx.passwords.hash, password)
+        new_hash = await ctx.passwords.hash_async(password)
         ctx.store.users.set_password_hash(user["id"], new_hash)
     now = int(time.time())
     if interaction["kind"] == "authorize":
