@@ -31,8 +31,9 @@ async def grades(request: Request) -> Response:
                 {**NO_STORE, **bearer_challenge()},
             )
         claims = access_tokens.validate(token, ctx.keys, ctx.issuer, records_audience(ctx.issuer), SCOPE)
-        grant = resolve_grant(ctx, claims)
+        grant = await ctx.run_db(resolve_grant, ctx, claims)
     except OAuthError as exc:
         return json_response(exc.body(), exc.status, {**NO_STORE, **bearer_challenge(exc)})
-    rows = ctx.store.grades.for_student(grant["student_number"]) if grant["student_number"] else []
+    number = grant["student_number"]
+    rows = await ctx.run_db(ctx.store.grades.for_student, number) if number else []
     return json_response({"student": {"name": grant["name"]}, "grades": rows}, headers=NO_STORE)

@@ -210,6 +210,15 @@ async def authorize(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         raw = await _raw_params(request)
+    except BadAuthorizationRequest as exc:
+        return error_page(ctx, exc.message)
+    except OAuthError as exc:  # e.g. an oversized body before the client is known
+        return error_page(ctx, exc.description)
+    return await ctx.run_db(_authorize, ctx, request, raw)
+
+
+def _authorize(ctx: Context, request: Request, raw: dict[str, list[str]]) -> Response:
+    try:
         client = check_client(ctx, raw)
         redirect_uri = check_redirect_uri(client, raw)
     except BadAuthorizationRequest as exc:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
@@ -33,6 +36,21 @@ class Context:
     csrf_key: bytes
     limiter: Limiter | None = None
     extra: dict = field(default_factory=dict)
+
+    _db_slots: anyio.CapacityLimiter | None = None
+
+    async def run_db(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a handler's synchronous, database-bound part.
+
+        SQLite answers in-process within microseconds, so it runs inline. A PostgreSQL round trip
+        would stall the event loop, so on PostgreSQL the part runs on a worker thread (psycopg
+        releases the GIL while it waits) and other requests use the CPU meanwhile.
+        """
+        if self.store.engine.dialect.name != "postgresql":
+            return fn(*args)
+        if self._db_slots is None:
+            self._db_slots = anyio.CapacityLimiter(16)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._db_slots)
 
     @property
     def issuer(self) -> str:

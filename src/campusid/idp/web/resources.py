@@ -123,7 +123,7 @@ async def userinfo(request: Request) -> Response:
                 {**headers, **bearer_challenge()},
             )
         claims = access_tokens.validate(token, ctx.keys, ctx.issuer, ctx.issuer, required_scope="openid")
-        grant = resolve_grant(ctx, claims)
+        grant = await ctx.run_db(resolve_grant, ctx, claims)
     except OAuthError as exc:
         return json_response(exc.body(), exc.status, {**headers, **bearer_challenge(exc)})
     scopes = set(claims["scope"].split())

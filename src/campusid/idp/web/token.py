@@ -18,7 +18,6 @@ from campusid.idp.protocol.errors import (
     InvalidRequest,
     InvalidScope,
     OAuthError,
-    UnauthorizedClient,
     UnsupportedGrantType,
 )
 from campusid.idp.web.context import Context
@@ -140,9 +139,16 @@ def _cors(request: Request, client: dict | None) -> dict:
 
 async def token(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    client = None
     try:
         form = await read_form(request)
+    except OAuthError as exc:
+        return oauth_error_response(exc)
+    return await ctx.run_db(_token, ctx, request, form)
+
+
+def _token(ctx: Context, request: Request, form: dict[str, str]) -> Response:
+    client = None
+    try:
         client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
         if ctx.limiter is not None:
             ctx.limiter.token_request(client["client_id"])
@@ -150,8 +156,6 @@ async def token(request: Request) -> Response:
         handler = GRANTS.get(grant_type)
         if handler is None:
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
-        if grant_type == "refresh_token" and not wants_refresh_token(client, ["offline_access"]):
-            raise UnauthorizedClient("this client may not use refresh tokens")
         body = handler(ctx, client, form)
     except InvalidClient as exc:
         return oauth_error_response(exc, BASIC_CHALLENGE)
