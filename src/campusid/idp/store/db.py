@@ -47,7 +47,9 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, pool_size=8, max_overflow=16, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_size=8, max_overflow=16, pool_pre_ping=True)
+    # No pre-ping: it would add a round trip to every checkout. A connection the server dropped
+    # fails one request and SQLAlchemy then invalidates the pool; pool_recycle retires old ones.
+    return create_engine(url, pool_size=8, max_overflow=16, pool_recycle=1800)
 
 
 @contextlib.contextmanager

@@ -33,38 +33,39 @@ class FastSQL:
                 out[key] = json.loads(out[key])
         return out
 
+    def _first(self, cur) -> dict | None:
+        row = cur.fetchone() if cur.description else None
+        return self._row(cur, row) if row is not None else None
+
     def one(self, sql: str, params: dict, write: bool = False) -> dict | None:
-        """Run one statement and return its first row; commits (a write, or the read's snapshot)."""
-        conn = self._engine.raw_connection()
-        try:
-            cur = conn.cursor()
-            try:
-                cur.execute(sql, params)
-                row = cur.fetchone() if cur.description else None
-                result = self._row(cur, row) if row is not None else None
-            finally:
-                cur.close()
-            conn.commit()
-            return result
-        except BaseException:
-            conn.rollback()
-            raise
-        finally:
-            conn.close()
+        """Run one statement as its own transaction and return its first row."""
+        return self._execute(sql, params, self._first)
 
     def run(self, sql: str, params: dict) -> int:
+        return self._execute(sql, params, lambda cur: cur.rowcount)
+
+    def _execute(self, sql: str, params: dict, result):
         conn = self._engine.raw_connection()
         try:
+            if self._pg:
+                # One statement is one transaction: autocommit saves the BEGIN and COMMIT round
+                # trips (an UPDATE … RETURNING is atomic on its own). Restored before the
+                # connection goes back to the pool, where SQLAlchemy expects transactions.
+                conn.dbapi_connection.autocommit = True
             cur = conn.cursor()
             try:
                 cur.execute(sql, params)
-                count = cur.rowcount
+                out = result(cur)
             finally:
                 cur.close()
-            conn.commit()
-            return count
+            if not self._pg:
+                conn.commit()
+            return out
         except BaseException:
-            conn.rollback()
+            if not self._pg:
+                conn.rollback()
             raise
         finally:
+            if self._pg:
+                conn.dbapi_connection.autocommit = False
             conn.close()
