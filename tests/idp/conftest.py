@@ -55,3 +55,19 @@ def idp(idp_env) -> IdP:
 def browser(idp):
     with idp.client() as c:
         yield c
+
+
+class Console(IdP):
+    """The portal, console and API tests' IdP: a second developer and a second admin as well."""
+
+    def __init__(self, env: dict) -> None:
+        super().__init__(env)  # alice (student), dev (developer), admin, two active clients
+        make_user(self.store, "dev2", role="developer")
+        make_user(self.store, "admin2", role="admin")
+
+
+@pytest.fixture
+def console(idp_env) -> Console:
+    instance = Console({**idp_env, "CAMPUSID_ISSUER": ISSUER})
+    yield instance
+    instance.store.close()
