@@ -121,16 +121,24 @@ async def create(request: Request) -> Response:
     return _detail(ctx, viewer, app["client_id"], status=201, secret=secret, done="created")
 
 
-async def detail(request: Request) -> Response:
-    ctx = _ctx(request)
+def _own_app(ctx, request: Request):
+    """(viewer, client_id, None) when a signed-in developer owns the app in the path, else a refusal page."""
     viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
-        return denied
+        return None, None, denied
     client_id = request.path_params["client_id"]
     try:
         ctx.apps.owned(client_id, viewer.username)
     except AppError as exc:
-        return app_error(ctx, viewer, exc, back=ctx.path("/developer"))
+        return viewer, client_id, app_error(ctx, viewer, exc, back=ctx.path("/developer"))
+    return viewer, client_id, None
+
+
+async def detail(request: Request) -> Response:
+    ctx = _ctx(request)
+    viewer, client_id, refused = _own_app(ctx, request)
+    if refused:
+        return refused
     return _detail(ctx, viewer, client_id, done=request.query_params.get("done"))
 
 
@@ -144,14 +152,9 @@ def _edit_mode(app: dict) -> str | None:
 
 async def edit_form(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
-    if denied:
-        return denied
-    client_id = request.path_params["client_id"]
-    try:
-        ctx.apps.owned(client_id, viewer.username)
-    except AppError as exc:
-        return app_error(ctx, viewer, exc, back=ctx.path("/developer"))
+    viewer, client_id, refused = _own_app(ctx, request)
+    if refused:
+        return refused
     app = ctx.apps.show(client_id)
     mode = _edit_mode(app)
     if mode is None:
