@@ -25,6 +25,11 @@ SESSION = "campusid_session"
 INTERACTION = "campusid_interaction"
 
 
+def tampered(token: str) -> str:
+    """The token with its last character changed (always to a different one)."""
+    return token[:-1] + ("B" if token[-1] != "B" else "C")
+
+
 def open_login(client: TestClient) -> str:
     r = client.get("/login")
     if r.status_code == 303:
@@ -57,7 +62,7 @@ def test_a_login_post_without_or_with_a_wrong_csrf_token_is_refused_and_changes_
         csrf = open_login(b)
         other = idp.client()
         foreign = open_login(other)  # a valid token, for another interaction
-        for token in (None, "", "x" * 43, foreign, csrf[:-2] + "AA"):
+        for token in (None, "", "x" * 43, foreign, tampered(csrf)):
             for password in (WRONG, PASSWORD):
                 r = post_login(b, "alice", password, token)
                 assert r.status_code == 403, (token, r.status_code)
@@ -85,7 +90,7 @@ def test_consent_without_a_valid_csrf_token_issues_nothing_and_remembers_nothing
     assert r.headers["location"].endswith("/consent")
     page = browser.get("/consent")
     _, fields = form_fields(page.text, "consent-form")
-    for token in (None, "forged", fields["csrf_token"][:-1] + "A"):
+    for token in (None, "forged", tampered(fields["csrf_token"])):
         data = {"decision": "allow"} if token is None else {"decision": "allow", "csrf_token": token}
         r = browser.post("/consent", data=data)
         assert r.status_code == 403 and "location" not in r.headers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 
@@ -86,9 +87,20 @@ def create_app(settings: Settings, store: Store | None = None) -> Starlette:
             "Something went wrong on our side. Please try again.", 500, media_type="text/plain", headers=PAGE_HEADERS
         )
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        # The hot path's connection pool belongs to the event loop that serves (PostgreSQL).
+        await store.hot.start()
+        try:
+            yield
+        finally:
+            await store.hot.stop()
+
     routes = _routes(ctx)
     if settings.issuer.path:
         routes = [Mount(settings.issuer.path, routes=routes)]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(
+        routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error}, lifespan=lifespan
+    )
     app.state.ctx = ctx
     return app

@@ -31,7 +31,7 @@ async def grades(request: Request) -> Response:
                 {**NO_STORE, **bearer_challenge()},
             )
         claims = access_tokens.validate(token, ctx.keys, ctx.issuer, records_audience(ctx.issuer), SCOPE)
-        grant = await ctx.run_db(resolve_grant, ctx, claims)
+        grant = await resolve_grant(ctx, claims)
     except OAuthError as exc:
         return json_response(exc.body(), exc.status, {**NO_STORE, **bearer_challenge(exc)})
     number = grant["student_number"]

@@ -36,8 +36,9 @@ def parse_basic(header: str) -> tuple[str, str]:
     return client_id, secret
 
 
-def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> dict:
-    """Return the authenticated client or raise InvalidClient; `lookup(client_id)` reads the store."""
+def credentials(authorization: str | None, form: dict[str, str]) -> tuple[str, str | None]:
+    """(client_id, secret) as presented: HTTP Basic for web clients, `client_id` alone in the body
+    for public ones (secret None). Raises InvalidClient for any other way of authenticating."""
     if "client_secret" in form:
         raise InvalidClient("client_secret_post is not supported; use HTTP Basic (client_secret_basic)")
     if "client_assertion" in form:
@@ -46,17 +47,22 @@ def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> dic
         client_id, secret = parse_basic(authorization)
         if "client_id" in form and form["client_id"] != client_id:
             raise InvalidRequest("client_id in the body differs from the authenticated client")
-        client = lookup(client_id)
+        return client_id, secret
+    client_id = form.get("client_id")
+    if not client_id:
+        raise InvalidClient("client authentication is required")
+    return client_id, None
+
+
+def verify(client: dict | None, secret: str | None) -> dict:
+    """The client the credentials name, if they authenticate it and it is active; else InvalidClient."""
+    if secret is not None:
         if client is None or client["type"] != "web" or not client["secret_hash"]:
             equal(token_hash(secret), "0" * 64)  # same work as a real comparison
             raise InvalidClient("client authentication failed")
         if not equal(token_hash(secret), client["secret_hash"]):
             raise InvalidClient("client authentication failed")
     else:
-        client_id = form.get("client_id")
-        if not client_id:
-            raise InvalidClient("client authentication is required")
-        client = lookup(client_id)
         if client is None:
             raise InvalidClient("client authentication failed")
         if client["type"] != "native":
@@ -64,3 +70,9 @@ def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> dic
     if client["state"] != "active":
         raise InvalidClient("this application is not active")
     return client
+
+
+async def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> dict:
+    """Return the authenticated client or raise InvalidClient; `await lookup(client_id)` reads the store."""
+    client_id, secret = credentials(authorization, form)
+    return verify(await lookup(client_id), secret)

@@ -11,6 +11,7 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
+from campusid.idp.store.hot import hot_path_for
 from campusid.idp.store.repos import (
     ClientRepo,
     ConsentRepo,
@@ -95,7 +96,7 @@ def upgrade(engine: Engine, data_dir: Path) -> str:
 
 
 class Store:
-    """Every repository over one engine."""
+    """Every repository over one engine, and the async hot path over the same database."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -107,8 +108,10 @@ class Store:
         self.grants = GrantRepo(engine)
         self.consents = ConsentRepo(engine)
         self.grades = GradeRepo(engine)
+        self.hot = hot_path_for(engine.url)
 
     def close(self) -> None:
+        self.hot.backend.close()
         self.engine.dispose()
 
 

@@ -2,7 +2,8 @@
 
 Protocol code never builds SQL. Atomic steps that decide security outcomes (consume a code,
 rotate a refresh token, move an app between review states) are single conditional UPDATEs,
-so exactly one of any number of concurrent callers wins, on any number of workers.
+so exactly one of any number of concurrent callers wins, on any number of workers. The
+statements of the request hot path (issue and redeem a code, userinfo) are in `hot.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from campusid.idp.store.fast import FastSQL
 from campusid.idp.store.schema import (
     client_events,
     clients,
@@ -61,6 +61,11 @@ _USER_BY_ID = select(users).where(users.c.id == bindparam("uid"))
 _INTERACTION = select(interactions).where(
     and_(interactions.c.id_hash == bindparam("h"), interactions.c.expires_at > bindparam("now"))
 )
+_CLIENT = select(clients).where(clients.c.client_id == bindparam("cid"))
+_SESSION = select(sessions).where(and_(sessions.c.id_hash == bindparam("h"), sessions.c.expires_at > bindparam("now")))
+_CONSENT = select(consents.c.scope).where(
+    and_(consents.c.user_id == bindparam("uid"), consents.c.client_id == bindparam("cid"))
+)
 _USE_REFRESH = (
     update(refresh_tokens)
     .where(
@@ -72,29 +77,6 @@ _USE_REFRESH = (
     )
     .values(used_at=bindparam("used"))
     .returning(*refresh_tokens.c)
-)
-
-
-SQL_CLIENT = "SELECT * FROM clients WHERE client_id = :cid"
-SQL_SESSION = "SELECT * FROM sessions WHERE id_hash = :h AND expires_at > :now"
-SQL_CONSENT = "SELECT scope FROM consents WHERE user_id = :uid AND client_id = :cid"
-SQL_INSERT_GRANT = (
-    "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
-    "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
-    ":redirect_uri, :code_challenge, :nonce, :scope, :auth_time, :created_at, :code_expires_at, NULL, NULL)"
-)
-SQL_REDEEM = (
-    "UPDATE grants SET code_used_at = :now WHERE code_hash = :h AND client_id = :cid AND code_used_at IS NULL "
-    "AND code_expires_at > :now AND revoked_at IS NULL RETURNING id, code_hash, client_id, user_id, redirect_uri, "
-    "code_challenge, nonce, scope, auth_time, created_at, code_expires_at, code_used_at, revoked_at"
-)
-SQL_INSERT_REFRESH = (
-    "INSERT INTO refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at) "
-    "VALUES (:token_hash, :grant_id, :created_at, :expires_at, NULL)"
-)
-SQL_GRANT_WITH_USER = (
-    "SELECT g.id, g.client_id, g.scope, u.id AS user_id, u.name, u.given_name, u.family_name, u.email, "
-    "u.student_number FROM grants g JOIN users u ON u.id = g.user_id WHERE g.id = :gid AND g.revoked_at IS NULL"
 )
 
 
@@ -131,8 +113,6 @@ class UserRepo:
 class ClientRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
-        self._fast = FastSQL(engine, ("redirect_uris", "scopes", "granted_scopes", "justifications", "revision"))
-        self._sql_get = self._fast.prepare(SQL_CLIENT)
 
     def create(self, row: dict, event: dict) -> None:
         try:
@@ -143,7 +123,7 @@ class ClientRepo:
             raise Conflict("a client with that client_id exists") from None
 
     def get(self, client_id: str) -> dict | None:
-        return self._fast.one(self._sql_get, {"cid": client_id})
+        return _one(self._e, _CLIENT, {"cid": client_id})
 
     def transition(self, client_id: str, from_states: Iterable[str], values: dict, event: dict) -> bool:
         """Apply `values` only while the app is in one of `from_states`; log the event. Atomic."""
@@ -219,14 +199,12 @@ class KeyRepo:
 class SessionRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
-        self._fast = FastSQL(engine)
-        self._sql_get = self._fast.prepare(SQL_SESSION)
 
     def create(self, **row) -> None:
         _write(self._e, insert(sessions).values(**row))
 
     def get(self, id_hash: str, now: int) -> dict | None:
-        return self._fast.one(self._sql_get, {"h": id_hash, "now": now})
+        return _one(self._e, _SESSION, {"h": id_hash, "now": now})
 
     def delete(self, id_hash: str) -> None:
         _write(self._e, delete(sessions).where(sessions.c.id_hash == id_hash))
@@ -264,17 +242,6 @@ class GrantRepo:
 
     def __init__(self, engine: Engine) -> None:
         self._e = engine
-        self._fast = FastSQL(engine)
-        prep = self._fast.prepare
-        self._sql_insert, self._sql_redeem = prep(SQL_INSERT_GRANT), prep(SQL_REDEEM)
-        self._sql_refresh, self._sql_with_user = prep(SQL_INSERT_REFRESH), prep(SQL_GRANT_WITH_USER)
-
-    def create(self, **row) -> None:
-        self._fast.run(self._sql_insert, row)
-
-    def redeem_code(self, code_hash: str, client_id: str, now: int) -> dict | None:
-        """Consume a code once (DESIGN 3.4): the one caller whose UPDATE matched gets the grant."""
-        return self._fast.one(self._sql_redeem, {"h": code_hash, "cid": client_id, "now": now}, write=True)
 
     def by_code(self, code_hash: str) -> dict | None:
         return _one(self._e, select(grants).where(grants.c.code_hash == code_hash))
@@ -295,13 +262,6 @@ class GrantRepo:
                 .values(used_at=now)
             )
 
-    def active_with_user(self, grant_id: str) -> dict | None:
-        """The grant (not revoked) joined with its user: one round trip for userinfo and records."""
-        return self._fast.one(self._sql_with_user, {"gid": grant_id})
-
-    def add_refresh(self, **row) -> None:
-        self._fast.run(self._sql_refresh, row)
-
     def use_refresh(self, token_hash: str, now: int) -> dict | None:
         """Rotate: mark the refresh token used; the one caller whose UPDATE matched gets its row."""
         return _returning(self._e, _USE_REFRESH, {"h": token_hash, "now": now, "used": now})
@@ -313,11 +273,9 @@ class GrantRepo:
 class ConsentRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
-        self._fast = FastSQL(engine)
-        self._sql_get = self._fast.prepare(SQL_CONSENT)
 
     def get(self, user_id: str, client_id: str) -> set[str]:
-        row = self._fast.one(self._sql_get, {"uid": user_id, "cid": client_id})
+        row = _one(self._e, _CONSENT, {"uid": user_id, "cid": client_id})
         return set(row["scope"].split()) if row else set()
 
     def remember(self, user_id: str, client_id: str, scopes: Iterable[str], now: int) -> None:

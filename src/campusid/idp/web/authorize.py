@@ -21,13 +21,14 @@ from campusid.idp.protocol.errors import (
     InvalidScope,
     LoginRequired,
     OAuthError,
+    TemporarilyUnavailable,
     UnsupportedResponseType,
 )
 from campusid.idp.protocol.params import MAX_PARAMS, _decode
 from campusid.idp.protocol.redirect_uri import matches_registered
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, is_form, read_body
-from campusid.idp.web.sessions import begin_interaction, current_session
+from campusid.idp.web.sessions import begin_interaction, session_cookie
 
 PROMPTS = ("none", "login", "consent")
 
@@ -65,12 +66,15 @@ def _single(raw: dict[str, list[str]], name: str, what: str) -> str | None:
     return values[0]
 
 
-def check_client(ctx: Context, raw: dict[str, list[str]]) -> dict:
-    """Unknown or inactive clients never get a redirect (DESIGN 3.3)."""
+def requested_client_id(raw: dict[str, list[str]]) -> str:
     client_id = _single(raw, "client_id", "application")
     if not client_id:
         raise BadAuthorizationRequest("The sign-in request does not name an application (client_id).")
-    client = ctx.store.clients.get(client_id)
+    return client_id
+
+
+def check_client(client: dict | None) -> dict:
+    """Unknown or inactive clients never get a redirect (DESIGN 3.3)."""
     if client is None:
         raise BadAuthorizationRequest("The application that sent you here is not registered.")
     if client["state"] != ACTIVE:
@@ -81,7 +85,7 @@ def check_client(ctx: Context, raw: dict[str, list[str]]) -> dict:
 def check_redirect_uri(client: dict, raw: dict[str, list[str]]) -> str:
     """Exact match, RFC 8252 7.3 loopback port exception for native clients; a missing one is unregistered."""
     redirect_uri = _single(raw, "redirect_uri", "return address (redirect_uri)")
-    if not redirect_uri or not matches_registered(redirect_uri, list(client["redirect_uris"]), client["type"]):
+    if not redirect_uri or not matches_registered(redirect_uri, client["redirect_uris"], client["type"]):
         raise BadAuthorizationRequest("The return address (redirect_uri) is not registered for this application.")
     return redirect_uri
 
@@ -168,20 +172,21 @@ def _redirect(redirect_uri: str, params: dict[str, str]) -> Response:
     )
 
 
+def consent_needed(remembered: set[str], scopes: list[str], prompts: set[str]) -> bool:
+    """Asked the first time for a set of scopes, remembered after, forced by prompt=consent (DESIGN 3.3)."""
+    return "consent" in prompts or not set(scopes) <= remembered
+
+
 def needs_consent(ctx: Context, user_id: str, client: dict, scopes: list[str], prompts: set[str]) -> bool:
-    if "consent" in prompts:
-        return True
-    return not set(scopes) <= ctx.store.consents.get(user_id, client["client_id"])
+    return consent_needed(ctx.store.consents.get(user_id, client["client_id"]), scopes, prompts)
 
 
-def issue_code(ctx: Context, request: Request, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
+async def issue_code(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
     """Bind a single-use code to client, redirect_uri, PKCE challenge, nonce, scopes, user, auth_time."""
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.completed_login(user_id, client["client_id"])
         if blocked is not None:
-            from campusid.idp.protocol.errors import TemporarilyUnavailable
-
             return error_redirect(
                 ctx,
                 req["redirect_uri"],
@@ -190,18 +195,20 @@ def issue_code(ctx: Context, request: Request, client: dict, req: dict, user_id:
             )
     code = new_token(32)
     now = int(time.time())
-    ctx.store.grants.create(
-        id=new_token(16),
-        code_hash=token_hash(code),
-        client_id=client["client_id"],
-        user_id=user_id,
-        redirect_uri=req["redirect_uri"],
-        code_challenge=req["code_challenge"],
-        nonce=req.get("nonce"),
-        scope=" ".join(req["scopes"]),
-        auth_time=auth_time,
-        created_at=now,
-        code_expires_at=now + ctx.settings.code_ttl,
+    await ctx.store.hot.create_grant(
+        {
+            "id": new_token(16),
+            "code_hash": token_hash(code),
+            "client_id": client["client_id"],
+            "user_id": user_id,
+            "redirect_uri": req["redirect_uri"],
+            "code_challenge": req["code_challenge"],
+            "nonce": req.get("nonce"),
+            "scope": " ".join(req["scopes"]),
+            "auth_time": auth_time,
+            "created_at": now,
+            "code_expires_at": now + ctx.settings.code_ttl,
+        }
     )
     return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer})
 
@@ -210,21 +217,20 @@ async def authorize(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         raw = await _raw_params(request)
+        client_id = requested_client_id(raw)
     except BadAuthorizationRequest as exc:
         return error_page(ctx, exc.message)
     except OAuthError as exc:  # e.g. an oversized body before the client is known
         return error_page(ctx, exc.description)
-    return await ctx.run_db(_authorize, ctx, request, raw)
-
-
-def _authorize(ctx: Context, request: Request, raw: dict[str, list[str]]) -> Response:
+    # One round trip: the client, this browser's live session and the user's consent for it.
+    session_id = session_cookie(ctx, request)
+    now = int(time.time())
+    row = await ctx.store.hot.authorize_context(client_id, token_hash(session_id) if session_id else None, now)
     try:
-        client = check_client(ctx, raw)
+        client = check_client(row)
         redirect_uri = check_redirect_uri(client, raw)
     except BadAuthorizationRequest as exc:
         return error_page(ctx, exc.message)
-    except OAuthError as exc:  # e.g. an oversized body before the client is known
-        return error_page(ctx, exc.description)
     state_values = raw.get("state") or []
     state = state_values[0] if len(state_values) == 1 else None
     try:
@@ -251,31 +257,34 @@ def _authorize(ctx: Context, request: Request, raw: dict[str, list[str]]) -> Res
         "prompts": sorted(prompts),
         "max_age": max_age,
     }
-    return decide(ctx, request, client, req)
+    return await decide(ctx, client, req, now)
 
 
-def decide(ctx: Context, request: Request, client: dict, req: dict) -> Response:
-    """Interactions (OIDC Core 3.1.2.3): login when needed, consent when needed, else the code."""
+async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
+    """Interactions (OIDC Core 3.1.2.3): login when needed, consent when needed, else the code.
+
+    `client` carries the browser's live session (`session_user_id`, `session_auth_time`) and the
+    user's remembered consent (`consent_scope`), read with it in one statement."""
     prompts = set(req["prompts"])
-    session = current_session(ctx, request)
-    now = int(time.time())
+    user_id, auth_time = client["session_user_id"], client["session_auth_time"]
     login_needed = (
-        session is None
+        user_id is None
         or "login" in prompts
-        or (req["max_age"] is not None and (req["max_age"] == 0 or now - session["auth_time"] > req["max_age"]))
+        or (req["max_age"] is not None and (req["max_age"] == 0 or now - auth_time > req["max_age"]))
     )
     if login_needed:
         if "none" in prompts:
             return error_redirect(ctx, req["redirect_uri"], LoginRequired("the user is not signed in"), req["state"])
         response = RedirectResponse(ctx.path("/login"), status_code=303, headers={"Cache-Control": "no-store"})
-        begin_interaction(ctx, response, "authorize", req)
+        await ctx.run_db(begin_interaction, ctx, response, "authorize", req)
         return response
-    if needs_consent(ctx, session["user_id"], client, req["scopes"], prompts):
+    remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
+    if consent_needed(remembered, req["scopes"], prompts):
         if "none" in prompts:
             return error_redirect(
                 ctx, req["redirect_uri"], ConsentRequired("the user has not approved this application"), req["state"]
             )
         response = RedirectResponse(ctx.path("/consent"), status_code=303, headers={"Cache-Control": "no-store"})
-        begin_interaction(ctx, response, "authorize", req)
+        await ctx.run_db(begin_interaction, ctx, response, "authorize", req)
         return response
-    return issue_code(ctx, request, client, req, session["user_id"], session["auth_time"])
+    return await issue_code(ctx, client, req, user_id, auth_time)

@@ -40,10 +40,11 @@ class Context:
     _db_slots: anyio.CapacityLimiter | None = None
 
     async def run_db(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a handler's synchronous, database-bound part.
+        """Run a synchronous, database-bound step that is off the hot path (the hot statements
+        are async: `store.hot`).
 
         SQLite answers in-process within microseconds, so it runs inline. A PostgreSQL round trip
-        would stall the event loop, so on PostgreSQL the part runs on a worker thread (psycopg
+        would stall the event loop, so on PostgreSQL the step runs on a worker thread (psycopg
         releases the GIL while it waits) and other requests use the CPU meanwhile.
         """
         if self.store.engine.dialect.name != "postgresql":

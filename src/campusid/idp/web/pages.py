@@ -195,7 +195,7 @@ async def consent_get(request: Request) -> Response:
         return failure
     req = interaction["params"]
     if not needs_consent(ctx, subject[0], client, req["scopes"], set(req["prompts"])):
-        return _complete(ctx, request, interaction, client, subject, "allow")
+        return await _complete(ctx, interaction, client, subject, "allow")
     user = ctx.store.users.by_id(subject[0])
     return page(
         ctx,
@@ -225,11 +225,11 @@ async def consent_post(request: Request) -> Response:
         return error_page(ctx, "Choose Allow or Deny.")
     if decision == "allow":
         ctx.store.consents.remember(subject[0], client["client_id"], interaction["params"]["scopes"], int(time.time()))
-    return _complete(ctx, request, interaction, client, subject, decision)
+    return await _complete(ctx, interaction, client, subject, decision)
 
 
-def _complete(
-    ctx: Context, request: Request, interaction: dict, client: dict, subject: tuple[str, int], decision: str
+async def _complete(
+    ctx: Context, interaction: dict, client: dict, subject: tuple[str, int], decision: str
 ) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
     req = interaction["params"]
@@ -238,7 +238,7 @@ def _complete(
     if decision == "deny":
         out = error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])
     else:
-        out = issue_code(ctx, request, client, req, *subject)
+        out = await issue_code(ctx, client, req, *subject)
     clear_interaction_cookie(ctx, out)
     return out
 

@@ -94,9 +94,9 @@ def bearer_challenge(exc: OAuthError | None = None) -> dict:
     return {"WWW-Authenticate": value}
 
 
-def resolve_grant(ctx: Context, claims: dict) -> dict:
+async def resolve_grant(ctx: Context, claims: dict) -> dict:
     """The token's grant must still stand: a replayed code or a revocation ends it."""
-    grant = ctx.store.grants.active_with_user(claims["gid"])
+    grant = await ctx.store.hot.grant_with_user(claims["gid"])
     if grant is None or grant["client_id"] != claims.get("client_id"):
         raise InvalidToken("the access token has been revoked")
     return grant
@@ -123,7 +123,7 @@ async def userinfo(request: Request) -> Response:
                 {**headers, **bearer_challenge()},
             )
         claims = access_tokens.validate(token, ctx.keys, ctx.issuer, ctx.issuer, required_scope="openid")
-        grant = await ctx.run_db(resolve_grant, ctx, claims)
+        grant = await resolve_grant(ctx, claims)
     except OAuthError as exc:
         return json_response(exc.body(), exc.status, {**headers, **bearer_challenge(exc)})
     scopes = set(claims["scope"].split())
@@ -159,7 +159,7 @@ async def revoke(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         form = await read_form(request)
-        client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
+        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
         token = form.get("token")
         if not token:
             raise InvalidRequest("token is required")
@@ -167,13 +167,13 @@ async def revoke(request: Request) -> Response:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
         return oauth_error_response(exc)
-    found = _find_token(ctx, token)
+    found = await ctx.run_db(_find_token, ctx, token)
     if found is not None:
         kind, data = found
         grant_id = data["grant"]["id"] if kind == "refresh_token" else data["gid"]
         owner = data["grant"]["client_id"] if kind == "refresh_token" else data.get("client_id")
         if owner == client["client_id"]:
-            ctx.store.grants.revoke(grant_id, int(time.time()))
+            await ctx.run_db(ctx.store.grants.revoke, grant_id, int(time.time()))
     return Response(status_code=200, headers=NO_STORE)
 
 
@@ -182,7 +182,7 @@ async def introspect(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         form = await read_form(request)
-        client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
+        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
         if client["type"] != "web":
             raise InvalidClient("introspection needs a confidential client")
         token = form.get("token")
@@ -193,7 +193,7 @@ async def introspect(request: Request) -> Response:
     except OAuthError as exc:
         return oauth_error_response(exc)
     inactive = json_response({"active": False}, headers=NO_STORE)
-    found = _find_token(ctx, token)
+    found = await ctx.run_db(_find_token, ctx, token)
     if found is None:
         return inactive
     kind, data = found
@@ -223,7 +223,7 @@ async def introspect(request: Request) -> Response:
     claims = data
     if claims.get("client_id") != client["client_id"] or claims.get("exp", 0) <= now:
         return inactive
-    if ctx.store.grants.active_with_user(claims["gid"]) is None:
+    if await ctx.store.hot.grant_with_user(claims["gid"]) is None:
         return inactive
     out = {k: claims[k] for k in ("scope", "client_id", "sub", "exp", "iat", "iss", "aud", "jti") if k in claims}
     return json_response({"active": True, "token_type": "Bearer", **out}, headers=NO_STORE)

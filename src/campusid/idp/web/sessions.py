@@ -51,6 +51,11 @@ def _cookie(ctx: Context, request: Request, base: str) -> str | None:
 
 
 # -- sessions ---------------------------------------------------------------------------------
+def session_cookie(ctx: Context, request: Request) -> str | None:
+    """This browser's session id as its cookie holds it (not yet checked against the store)."""
+    return _cookie(ctx, request, SESSION)
+
+
 def current_session(ctx: Context, request: Request) -> dict | None:
     """The live session of this browser, with `raw_id` (the cookie value), or None."""
     raw = _cookie(ctx, request, SESSION)

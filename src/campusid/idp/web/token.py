@@ -38,7 +38,7 @@ def wants_refresh_token(client: dict, scopes: list[str]) -> bool:
     return client["type"] == "native" or "offline_access" in scopes
 
 
-def mint(
+async def mint(
     ctx: Context,
     client: dict,
     grant: dict,
@@ -68,44 +68,48 @@ def mint(
         )
     if wants_refresh_token(client, scopes):
         refresh = new_token(32)
-        ctx.store.grants.add_refresh(
-            token_hash=token_hash(refresh),
-            grant_id=grant["id"],
-            created_at=now,
-            expires_at=now + ctx.settings.refresh_token_ttl,
+        await ctx.store.hot.add_refresh(
+            {
+                "token_hash": token_hash(refresh),
+                "grant_id": grant["id"],
+                "created_at": now,
+                "expires_at": now + ctx.settings.refresh_token_ttl,
+            }
         )
         body["refresh_token"] = refresh
     return body
 
 
-def authorization_code(ctx: Context, client: dict, form: dict[str, str]) -> dict:
+def _refused_code(ctx: Context, code_hash: str, now: int) -> InvalidGrant:
+    """Why a code did not redeem; a replayed code revokes its tokens (RFC 6749 4.1.2)."""
+    known = ctx.store.grants.by_code(code_hash)
+    if known is not None and known["code_used_at"] is not None:
+        ctx.store.grants.revoke(known["id"], now)
+        return InvalidGrant("the authorization code was already used")
+    return InvalidGrant("the authorization code is invalid, expired or for another client")
+
+
+async def authorization_code(ctx: Context, client: dict, form: dict[str, str]) -> dict:
     """RFC 6749 4.1.3 + RFC 7636 4.6; single use across workers; replay revokes (DESIGN 3.4)."""
     code = _required(form, "code")
     redirect_uri = _required(form, "redirect_uri")
     now = int(time.time())
     code_hash = token_hash(code)
-    grant = ctx.store.grants.redeem_code(code_hash, client["client_id"], now)
+    grant = await ctx.store.hot.redeem_code(code_hash, client["client_id"], now)
     if grant is None:
-        known = ctx.store.grants.by_code(code_hash)
-        if known is not None and known["code_used_at"] is not None:
-            ctx.store.grants.revoke(known["id"], now)  # RFC 6749 4.1.2: a replayed code revokes its tokens
-            raise InvalidGrant("the authorization code was already used")
-        raise InvalidGrant("the authorization code is invalid, expired or for another client")
+        raise await ctx.run_db(_refused_code, ctx, code_hash, now)
     try:
         if redirect_uri != grant["redirect_uri"]:
             raise InvalidGrant("redirect_uri differs from the one in the authorization request")
         pkce.verify(form.get("code_verifier"), grant["code_challenge"])
     except InvalidGrant:
-        ctx.store.grants.revoke(grant["id"], now)  # the failed attempt consumed the code: start again
+        await ctx.run_db(ctx.store.grants.revoke, grant["id"], now)  # the failed attempt consumed the code
         raise
-    return mint(ctx, client, grant, grant["scope"].split(), now, nonce=grant["nonce"])
+    return await mint(ctx, client, grant, grant["scope"].split(), now, nonce=grant["nonce"])
 
 
-def refresh_token(ctx: Context, client: dict, form: dict[str, str]) -> dict:
-    """RFC 6749 6 with rotation; a reused refresh token revokes its whole family (RFC 9700 4.14)."""
-    presented = _required(form, "refresh_token")
-    now = int(time.time())
-    digest = token_hash(presented)
+def _rotate_refresh(ctx: Context, client: dict, digest: str, now: int) -> dict:
+    """Mark the refresh token used and return its grant; a reused one revokes its family."""
     row = ctx.store.grants.use_refresh(digest, now)
     if row is None:
         known = ctx.store.grants.refresh_by_hash(digest)
@@ -117,13 +121,21 @@ def refresh_token(ctx: Context, client: dict, form: dict[str, str]) -> dict:
     grant = ctx.store.grants.get(row["grant_id"])
     if grant is None or grant["revoked_at"] is not None or grant["client_id"] != client["client_id"]:
         raise InvalidGrant("the refresh token is invalid, expired or already used")
+    return grant
+
+
+async def refresh_token(ctx: Context, client: dict, form: dict[str, str]) -> dict:
+    """RFC 6749 6 with rotation; a reused refresh token revokes its whole family (RFC 9700 4.14)."""
+    presented = _required(form, "refresh_token")
+    now = int(time.time())
+    grant = await ctx.run_db(_rotate_refresh, ctx, client, token_hash(presented), now)
     scopes = grant["scope"].split()
     if "scope" in form:
         narrowed = scope_rules.parse(form["scope"])
         if not set(narrowed) <= set(scopes):
             raise InvalidScope("a refresh cannot widen the granted scope")
         scopes = narrowed
-    return mint(ctx, client, grant, scopes, now, nonce=None)
+    return await mint(ctx, client, grant, scopes, now, nonce=None)
 
 
 GRANTS = {"authorization_code": authorization_code, "refresh_token": refresh_token}
@@ -143,20 +155,16 @@ async def token(request: Request) -> Response:
         form = await read_form(request)
     except OAuthError as exc:
         return oauth_error_response(exc)
-    return await ctx.run_db(_token, ctx, request, form)
-
-
-def _token(ctx: Context, request: Request, form: dict[str, str]) -> Response:
     client = None
     try:
-        client = authenticate(ctx.store.clients.get, request.headers.get("authorization"), form)
+        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
         if ctx.limiter is not None:
             ctx.limiter.token_request(client["client_id"])
         grant_type = _required(form, "grant_type")
         handler = GRANTS.get(grant_type)
         if handler is None:
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
-        body = handler(ctx, client, form)
+        body = await handler(ctx, client, form)
     except InvalidClient as exc:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:

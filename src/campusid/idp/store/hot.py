@@ -1,0 +1,246 @@
+"""The request hot path's statements, async: the few that run on every authorize, token,
+userinfo and records request (DESIGN 6: no avoidable database round trips).
+
+Everything else goes through the SQLAlchemy repositories. These statements are written once
+in SQL, with `:name` parameters, and run on a driver chosen for the database:
+
+- SQLite: the standard library driver on one connection per thread, in autocommit. The
+  database is in-process and answers in microseconds, so statements run inline.
+- PostgreSQL: asyncpg on the event loop. No worker threads, each statement prepared once per
+  connection, one round trip per statement, each its own transaction (an UPDATE … RETURNING
+  is atomic on its own, so exactly one of any number of concurrent redemptions wins). The pool
+  belongs to the event loop that opened it at startup (the app's lifespan); a request on an
+  event loop with no pool (a test client without lifespan) uses a connection of its own.
+
+The authorization endpoint needs the client, the browser's session and the user's consent:
+one statement reads all three.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy.engine import URL
+
+_NAMED = re.compile(r":([a-z_]+)")
+
+# PostgreSQL pool per worker process. Each connection holds a statement only for one round trip,
+# so a small pool serves many concurrent requests; commits of concurrent writers share WAL flushes.
+PG_POOL_MIN, PG_POOL_MAX = 2, 20
+
+
+@dataclass(frozen=True)
+class Statement:
+    sqlite: str
+    pg: str
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sql: str) -> Statement:
+        names: list[str] = []
+
+        def number(match: re.Match) -> str:
+            if match.group(1) not in names:
+                names.append(match.group(1))
+            return f"${names.index(match.group(1)) + 1}"
+
+        return cls(sqlite=sql, pg=_NAMED.sub(number, sql), names=tuple(names))
+
+
+CLIENT = Statement.of(
+    "SELECT client_id, name, type, state, secret_hash, redirect_uris, granted_scopes, sector_identifier_uri "
+    "FROM clients WHERE client_id = :cid"
+)
+AUTHORIZE_CONTEXT = Statement.of(
+    "SELECT c.client_id, c.name, c.type, c.state, c.secret_hash, c.redirect_uris, c.granted_scopes, "
+    "c.sector_identifier_uri, s.user_id AS session_user_id, s.auth_time AS session_auth_time, "
+    "k.scope AS consent_scope FROM clients c "
+    "LEFT JOIN sessions s ON s.id_hash = :session AND s.expires_at > :now "
+    "LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = c.client_id "
+    "WHERE c.client_id = :cid"
+)
+INSERT_GRANT = Statement.of(
+    "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
+    "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
+    ":redirect_uri, :code_challenge, :nonce, :scope, :auth_time, :created_at, :code_expires_at, NULL, NULL)"
+)
+REDEEM_CODE = Statement.of(
+    "UPDATE grants SET code_used_at = :now WHERE code_hash = :h AND client_id = :cid AND code_used_at IS NULL "
+    "AND code_expires_at > :now AND revoked_at IS NULL RETURNING id, client_id, user_id, redirect_uri, "
+    "code_challenge, nonce, scope, auth_time"
+)
+INSERT_REFRESH = Statement.of(
+    "INSERT INTO refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at) "
+    "VALUES (:token_hash, :grant_id, :created_at, :expires_at, NULL)"
+)
+GRANT_WITH_USER = Statement.of(
+    "SELECT g.id, g.client_id, g.scope, u.id AS user_id, u.name, u.given_name, u.family_name, u.email, "
+    "u.student_number FROM grants g JOIN users u ON u.id = g.user_id WHERE g.id = :gid AND g.revoked_at IS NULL"
+)
+
+
+@lru_cache(maxsize=4096)
+def _json_list(raw: str) -> tuple:
+    """A client's JSON list column, decoded once per distinct value (immutable, so shareable)."""
+    return tuple(json.loads(raw))
+
+
+def _client(row: dict) -> dict:
+    for key in ("redirect_uris", "granted_scopes"):
+        value = row[key]
+        row[key] = _json_list(value) if isinstance(value, str) else tuple(value)
+    return row
+
+
+class HotPath:
+    """The hot statements, as the handlers need them."""
+
+    def __init__(self, backend: SQLiteBackend | PostgresBackend) -> None:
+        self.backend = backend
+
+    async def start(self) -> None:
+        await self.backend.start()
+
+    async def stop(self) -> None:
+        await self.backend.stop()
+
+    async def client(self, client_id: str) -> dict | None:
+        row = await self.backend.one(CLIENT, {"cid": client_id})
+        return _client(row) if row is not None else None
+
+    async def authorize_context(self, client_id: str, session_hash: str | None, now: int) -> dict | None:
+        """The client (None if unknown), with the live session's user and auth_time and that
+        user's remembered consent for this client (each None when absent)."""
+        row = await self.backend.one(AUTHORIZE_CONTEXT, {"cid": client_id, "session": session_hash, "now": now})
+        return _client(row) if row is not None else None
+
+    async def create_grant(self, row: dict) -> None:
+        await self.backend.run(INSERT_GRANT, row)
+
+    async def redeem_code(self, code_hash: str, client_id: str, now: int) -> dict | None:
+        """Consume a code once (DESIGN 3.4): the one caller whose UPDATE matched gets the grant."""
+        return await self.backend.one(REDEEM_CODE, {"h": code_hash, "cid": client_id, "now": now})
+
+    async def add_refresh(self, row: dict) -> None:
+        await self.backend.run(INSERT_REFRESH, row)
+
+    async def grant_with_user(self, grant_id: str) -> dict | None:
+        """The grant (not revoked) joined with its user: one round trip for userinfo and records."""
+        return await self.backend.one(GRANT_WITH_USER, {"gid": grant_id})
+
+
+class SQLiteBackend:
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False, cached_statements=32)
+            conn.execute("PRAGMA busy_timeout=10000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+
+    async def one(self, stmt: Statement, params: dict[str, Any]) -> dict | None:
+        cur = self._conn().execute(stmt.sqlite, params)
+        try:
+            rows = cur.fetchall()  # all rows: a RETURNING statement completes only when drained
+            if not rows:
+                return None
+            return dict(zip([d[0] for d in cur.description], rows[0], strict=True))
+        finally:
+            cur.close()
+
+    async def run(self, stmt: Statement, params: dict[str, Any]) -> None:
+        self._conn().execute(stmt.sqlite, params).close()
+
+
+async def _keep_session(conn) -> None:
+    """Nothing to reset between uses: each hot statement is one autocommit statement that sets no
+    session state (no SET, LISTEN, cursor or advisory lock); asyncpg still rolls back any open
+    transaction itself. Its default reset would add a round trip to every statement."""
+
+
+class PostgresBackend:
+    def __init__(self, dsn: str) -> None:
+        self._dsn = dsn
+        self._pools: dict[asyncio.AbstractEventLoop, Any] = {}
+
+    async def start(self) -> None:
+        import asyncpg
+
+        loop = asyncio.get_running_loop()
+        if loop not in self._pools:
+            self._pools[loop] = await asyncpg.create_pool(
+                self._dsn, min_size=PG_POOL_MIN, max_size=PG_POOL_MAX, reset=_keep_session
+            )
+
+    async def stop(self) -> None:
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.close()
+
+    def close(self) -> None:
+        return None  # pools close with their event loop's lifespan
+
+    async def one(self, stmt: Statement, params: dict[str, Any]) -> dict | None:
+        args = [params[n] for n in stmt.names]
+        pool = self._pools.get(asyncio.get_running_loop())
+        if pool is not None:
+            row = await pool.fetchrow(stmt.pg, *args)
+        else:
+            row = await self._once("fetchrow", stmt.pg, args)
+        return dict(row) if row is not None else None
+
+    async def run(self, stmt: Statement, params: dict[str, Any]) -> None:
+        args = [params[n] for n in stmt.names]
+        pool = self._pools.get(asyncio.get_running_loop())
+        if pool is not None:
+            await pool.execute(stmt.pg, *args)
+        else:
+            await self._once("execute", stmt.pg, args)
+
+    async def _once(self, method: str, sql: str, args: list) -> Any:
+        import asyncpg
+
+        conn = await asyncpg.connect(self._dsn)
+        try:
+            return await getattr(conn, method)(sql, *args)
+        finally:
+            await conn.close()
+
+
+def hot_path_for(url: URL) -> HotPath:
+    if url.get_backend_name() == "postgresql":
+        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return HotPath(PostgresBackend(dsn))
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return HotPath(SQLiteBackend(url.database))
+    raise ValueError(f"no hot path for {url.get_backend_name()} databases")
