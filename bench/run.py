@@ -6,7 +6,8 @@
     python bench/run.py --only node     # select targets (repeatable or comma-separated)
     python bench/run.py --save          # also write the table to bench/results/<date>.txt
 
-Servers are pinned to core 0 and the load generators to core 1 (taskset). Simple GET rows are driven
+Servers are pinned to core 0 and the load generators to core 1 (taskset); for the PostgreSQL target the
+local PostgreSQL server is moved to core 1 too and put back afterwards. Simple GET rows are driven
 by wrk (with a Lua script that checks every response), flows by bench/loadgen/driver.mjs (undici +
 jose, checks every redirect, token response and ID token). See bench/README.md.
 Only the standard library is used here, so any Python 3.11 runs it.
@@ -167,7 +168,9 @@ class CpuAccount:
     """How much CPU other processes used while the bench ran (other people's tests, etc.).
 
     busy (user+nice+system of /proc/stat, both cores) minus the CPU of this script and of every child it
-    waited for (servers, wrk, the driver, the CLI). Measured between points where no child is running.
+    waited for (servers, wrk, the driver, the CLI), and minus the PostgreSQL server's CPU during the
+    PostgreSQL target (`ours_extra`: it works for the bench but is not our child). Measured between
+    points where no child is running.
     """
 
     HZ = os.sysconf("SC_CLK_TCK")
@@ -188,10 +191,10 @@ class CpuAccount:
     def mark(self) -> None:
         self._mark = self._read()
 
-    def sample(self) -> None:
+    def sample(self, ours_extra: float = 0.0) -> None:
         w0, b0, o0, s0 = self._mark
         w1, b1, o1, s1 = self._read()
-        self.samples.append((w1 - w0, max(0.0, (b1 - b0) - (o1 - o0)), s1 - s0))
+        self.samples.append((w1 - w0, max(0.0, (b1 - b0) - (o1 - o0) - ours_extra), s1 - s0))
         self._mark = (w1, b1, o1, s1)
 
     def summary(self) -> str:
@@ -209,6 +212,210 @@ class CpuAccount:
         if bg > 10 or worst > 25:
             text += "  <-- NOISY MACHINE: figures are pessimistic and less comparable; rerun when idle"
         return text
+
+
+# ------------------------------------------------------------------------------------------ PostgreSQL pinning
+PG_NAMES = ("postgres", "postmaster")
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name: [0] is field 3 (state), [1] ppid, [11..14] utime, stime,
+    cutime, cstime, [19] starttime."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _is_pg_root(pid: int) -> bool:
+    """A postgres process whose parent is not one: a postmaster, not a backend or auxiliary process."""
+    f = _stat_fields(pid)
+    return f is not None and _comm(pid) in PG_NAMES and _comm(int(f[1])) not in PG_NAMES
+
+
+def _cpulist(cpus: set[int]) -> str:
+    """{0, 1, 2, 5} -> '0-2,5' (taskset -c syntax)."""
+    spans: list[list[int]] = []
+    for c in sorted(cpus):
+        if spans and c == spans[-1][1] + 1:
+            spans[-1][1] = c
+        else:
+            spans.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _taskset(pid: int, cpus: str) -> str:
+    """`taskset -a -p -c CPUS PID` (every thread); returns '' on success, else the error."""
+    r = subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], capture_output=True, text=True)
+    return "" if r.returncode == 0 else (r.stderr.strip() or f"exit {r.returncode}")
+
+
+def find_postmaster() -> tuple[int | None, str]:
+    """The local PostgreSQL server's postmaster: (pid, how it was found) or (None, why not).
+
+    First the first line of <data_directory>/postmaster.pid (SHOW data_directory over psql), then a scan
+    of /proc for postgres processes whose parent is not postgres (preferring the one whose cwd is the
+    data directory; the oldest when several remain, as `pgrep -o -x postgres`)."""
+    if PG_ADMIN_URL not in ("127.0.0.1", "localhost", "::1") and not PG_ADMIN_URL.startswith("/"):
+        return None, f"the server at {PG_ADMIN_URL} is not local"
+    data_dir, why = "", ""
+    try:
+        data_dir = psql("SHOW data_directory")
+    except Exception as exc:  # noqa: BLE001 - fall back to the process scan
+        why = f"SHOW data_directory: {exc}; "
+    if data_dir:
+        try:
+            pid = int((Path(data_dir) / "postmaster.pid").read_text().split("\n", 1)[0])
+            if _is_pg_root(pid):
+                return pid, f"{data_dir}/postmaster.pid"
+            why += f"{data_dir}/postmaster.pid names {pid}, not a running postmaster; "
+        except (OSError, ValueError) as exc:
+            why += f"{data_dir}/postmaster.pid unreadable ({exc.__class__.__name__}); "
+    roots = [int(e) for e in os.listdir("/proc") if e.isdigit() and _is_pg_root(int(e))]
+    if data_dir:
+        in_dir = []
+        for pid in roots:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/cwd") == data_dir:
+                    in_dir.append(pid)
+        roots = in_dir or roots
+    if not roots:
+        return None, why + "no postgres process found"
+    pid = min(roots, key=lambda p: int((_stat_fields(p) or [0] * 20)[19]))
+    return pid, why + "process scan" + (f" (oldest of {len(roots)} postmasters)" if len(roots) > 1 else "")
+
+
+class PostgresPin:
+    """Puts the local PostgreSQL server on the load-generator core while the PostgreSQL target runs.
+
+    node-oidc-provider keeps its state in memory, so the measured server has core 0 to itself; for a
+    like-for-like PostgreSQL column the database (infrastructure, not the server under test) shares core 1
+    with the load generator instead of taking CPU from campusid on core 0. The postmaster and every process
+    of its tree get `taskset -a -p -c LOAD_CORE` (backends forked later inherit it from the postmaster);
+    afterwards each goes back to its previous CPU list, and any process started meanwhile to the
+    postmaster's previous list. Not being able to pin is a warning (and a note in the table), not an error.
+    """
+
+    HZ = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.attempts = 0
+        self.pinned_runs = 0
+        self.problem = ""
+        self._saved: dict[int, tuple[str, set[int]]] = {}  # pid -> (starttime, CPUs before pinning)
+        self._active = False
+
+    @contextlib.contextmanager
+    def pinned(self):
+        self.attempts += 1
+        self._active = False  # set once the postmaster may have been touched (Ctrl-C inside _pin too)
+        try:
+            yield self._pin()
+        finally:
+            if self._active:
+                self._active = False
+                try:
+                    self._restore()
+                except Exception as exc:  # noqa: BLE001 - must not hide the run's own error
+                    log(f"  WARNING: restoring PostgreSQL's CPU affinity failed: {exc}")
+
+    def _fail(self, why: str) -> bool:
+        self.problem = why
+        log(f"  WARNING: PostgreSQL not pinned to core {LOAD_CORE}: {why}")
+        return False
+
+    def _pin(self) -> bool:
+        pid, how = find_postmaster()
+        if pid is None:
+            return self._fail(how)
+        self.pid = pid
+        # save every process's CPU list before touching the postmaster: a child forked after the
+        # postmaster is pinned would show the pinned list as its "original"
+        saved: dict[int, tuple[str, set[int]]] = {}
+        for p in _tree(pid):
+            f = _stat_fields(p)
+            with contextlib.suppress(OSError):
+                if f is not None:
+                    saved[p] = (f[19], os.sched_getaffinity(p))
+        if pid not in saved:
+            return self._fail(f"cannot read the CPU affinity of postmaster {pid} (found via {how})")
+        self._saved = saved
+        self._active = True
+        err = _taskset(pid, LOAD_CORE)
+        if err:
+            self._active = False
+            return self._fail(f"taskset on postmaster {pid}: {err}")
+        self.pinned_runs += 1
+        children = 0
+        for p in _tree(pid)[1:]:
+            if not _taskset(p, LOAD_CORE):  # a backend exiting meanwhile: nothing to do
+                children += 1
+        log(
+            f"  PostgreSQL postmaster {pid} (via {how}) and {children} child process(es) pinned to core "
+            f"{LOAD_CORE}, was {_cpulist(saved[pid][1])}"
+        )
+        return True
+
+    def _restore(self) -> None:
+        pid, saved = self.pid, self._saved
+        f = _stat_fields(pid)
+        if f is None or f[19] != saved[pid][0]:
+            log(f"  PostgreSQL postmaster {pid} is gone (restarted?): nothing to restore")
+            return
+        original = saved[pid][1]
+        err = _taskset(pid, _cpulist(original))  # first, so that new backends inherit the old list again
+        if err:
+            log(f"  WARNING: could not restore postmaster {pid}: {err}")
+            log(f"  restore it by hand: taskset -a -p -c {_cpulist(original)} {pid}; same for its children")
+            return
+        restored = 0
+        for p in _tree(pid)[1:]:
+            fp = _stat_fields(p)
+            if fp is None:
+                continue
+            was = saved.get(p)
+            cpus = was[1] if was is not None and was[0] == fp[19] else original
+            if not _taskset(p, _cpulist(cpus)):
+                restored += 1
+        now = _cpulist(os.sched_getaffinity(pid))
+        log(f"  PostgreSQL postmaster {pid} back on CPUs {now}, {restored} child process(es) restored")
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds used so far by the server: utime+stime of every process of the postmaster's tree
+        plus cutime+cstime (what its exited, reaped children used). None when no postmaster is known."""
+        if self.pid is None or _stat_fields(self.pid) is None:
+            self.pid = find_postmaster()[0]
+        if self.pid is None:
+            return None
+        ticks = 0
+        for p in _tree(self.pid):
+            f = _stat_fields(p)
+            if f is not None:
+                ticks += sum(int(x) for x in f[11:15])
+        return ticks / self.HZ
+
+    def summary(self) -> str:
+        """For the table header: where PostgreSQL ran."""
+        if not self.attempts:
+            return ""
+        if self.pinned_runs == self.attempts:
+            return f"PostgreSQL pinned to core {LOAD_CORE} with the load generator"
+        if self.pinned_runs == 0:
+            return f"PostgreSQL NOT pinned ({self.problem}): it may run on core {SERVER_CORE} beside the server"
+        return (
+            f"PostgreSQL pinned to core {LOAD_CORE} with the load generator in {self.pinned_runs} of "
+            f"{self.attempts} runs only ({self.problem})"
+        )
 
 
 # ------------------------------------------------------------------------------------------ servers
@@ -289,6 +496,19 @@ def parse_json_output(out: str) -> dict:
 
 
 def start_campusid(target: str, workdir: Path, run_no: int) -> Server:
+    """Sets up and starts campusid; if that fails or is interrupted (Ctrl-C, SIGTERM) after the PostgreSQL
+    database was created, the database is dropped (DROP ... IF EXISTS: harmless when Server.stop did it)."""
+    cleanup: list = []
+    try:
+        return _start_campusid(target, workdir, run_no, cleanup)
+    except BaseException:
+        for fn in reversed(cleanup):
+            with contextlib.suppress(Exception):
+                fn()
+        raise
+
+
+def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> Server:
     port = free_port()
     issuer = f"http://127.0.0.1:{port}"
     data_dir = Path(tempfile.mkdtemp(prefix=f"campusid-{target}-", dir=workdir))
@@ -301,7 +521,6 @@ def start_campusid(target: str, workdir: Path, run_no: int) -> Server:
     }
     env.pop("CAMPUSID_DATABASE_URL", None)
     env.pop("CAMPUSID_REDIS_URL", None)
-    cleanup: list = []
     db_name = None
     if target == "postgres":
         db_name = f"campusid_bench_{os.getpid()}_{run_no}"
@@ -394,7 +613,7 @@ def start_campusid(target: str, workdir: Path, run_no: int) -> Server:
     )
     try:
         wait_http(f"{issuer}/.well-known/openid-configuration", proc, log_path)
-    except Exception:
+    except BaseException:  # Ctrl-C too: stop it, drop its database
         server.stop()
         raise
     return server
@@ -717,10 +936,19 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     widths = [max(len(r[i]) for r in rows + [header] if len(r) > 1) for i in range(len(header))]
     lines = []
     lines.append(f"campusid benchmark vs node-oidc-provider {meta['oidc_provider']} — {meta['date']}")
+    pinning = f"server on core {SERVER_CORE}, load generator on core {LOAD_CORE}"
+    if meta.get("postgres_pinning"):
+        pinning += f", {meta['postgres_pinning']}"
     lines.append(
-        f"machine: {meta['cpu']}, {os.cpu_count()} cores; server on core {SERVER_CORE}, "
-        f"load generator on core {LOAD_CORE}; python {platform.python_version()}, node {meta['node']}"
+        f"machine: {meta['cpu']}, {os.cpu_count()} cores; {pinning}; "
+        f"python {platform.python_version()}, node {meta['node']}"
     )
+    pg_load = med([r["pg_cpu"]["cpu_s"] / r["pg_cpu"]["wall_s"] for r in all_runs.get("postgres", []) if "pg_cpu" in r])
+    if pg_load is not None:
+        lines.append(
+            f"PostgreSQL server CPU during the PostgreSQL rows: {pg_load:.2f} core on average "
+            f"(median of runs; the whole server, any other client included)"
+        )
     lines.append(
         f"median of {args.runs} run(s); each row {args.duration:g} s after {args.warmup:g} s warm-up; "
         f"ratio = campusid / node (rates: >1 is faster; latencies and RSS: <1 is better)"
@@ -768,6 +996,9 @@ def cpu_model() -> str:
 
 
 def main() -> int:
+    # SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C: servers stopped, databases dropped, PostgreSQL's
+    # CPU affinity restored
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 run, 2 s rows, 0.5 s warm-up")
     ap.add_argument("--only", action="append", default=[], help="sqlite | postgres | node (repeatable, or a,b)")
@@ -822,24 +1053,43 @@ def main() -> int:
     all_runs: dict[str, list[dict]] = {t: [] for t in targets}
     started = time.monotonic()
     cpu = CpuAccount()
+    pg = PostgresPin() if "postgres" in targets else None
     for run_no in range(1, args.runs + 1):
         for target in targets:
             log(f"run {run_no}/{args.runs}: {TARGET_LABEL[target]}")
             cpu.mark()
-            try:
-                server = start_node(workdir, run_no) if target == "node" else start_campusid(target, workdir, run_no)
-            except Exception as exc:  # noqa: BLE001 - a target that cannot start fails the run, others go on
-                record_failure(target, "start", 0, {"errors": 1, "error_samples": [str(exc)[:1500]]})
-                log(f"  {target} did not start: {str(exc)[:1500]}")
-                continue
-            meta["password_label"][target] = server.password_label
-            try:
-                all_runs[target].append(bench_target(server, args, record_failure))
-            finally:
-                server.stop()
-                cpu.sample()
+            on_pg = pg is not None and target == "postgres"
+            # PostgreSQL on the load-generator core for this target only (restored on any exit)
+            with pg.pinned() if on_pg else contextlib.nullcontext():
+                pg_cpu0 = pg.cpu_seconds() if on_pg else None
+                try:
+                    server = (
+                        start_node(workdir, run_no) if target == "node" else start_campusid(target, workdir, run_no)
+                    )
+                except Exception as exc:  # noqa: BLE001 - a target that cannot start fails the run, others go on
+                    record_failure(target, "start", 0, {"errors": 1, "error_samples": [str(exc)[:1500]]})
+                    log(f"  {target} did not start: {str(exc)[:1500]}")
+                    continue
+                meta["password_label"][target] = server.password_label
+                try:
+                    rows_t0, rows_c0 = time.monotonic(), pg.cpu_seconds() if on_pg else None
+                    result = bench_target(server, args, record_failure)
+                    all_runs[target].append(result)
+                    rows_c1 = pg.cpu_seconds() if on_pg else None
+                    if rows_c0 is not None and rows_c1 is not None:
+                        wall = time.monotonic() - rows_t0
+                        result["pg_cpu"] = {"cpu_s": rows_c1 - rows_c0, "wall_s": wall}
+                        log(
+                            f"  PostgreSQL used {rows_c1 - rows_c0:.1f} s CPU over {wall:.1f} s of rows "
+                            f"({(rows_c1 - rows_c0) / wall:.2f} core; the whole server, any other client included)"
+                        )
+                finally:
+                    server.stop()
+                    pg_cpu1 = pg.cpu_seconds() if on_pg else None
+                    cpu.sample(pg_cpu1 - pg_cpu0 if pg_cpu0 is not None and pg_cpu1 is not None else 0.0)
     log(f"done in {time.monotonic() - started:.0f} s")
     meta["background"] = cpu.summary()
+    meta["postgres_pinning"] = pg.summary() if pg else ""
 
     table = build_table(all_runs, targets, args, meta, failures)
     print(table)
