@@ -1,8 +1,9 @@
 """The login frequency limit (DESIGN 3.9) in one process, on the memory storage and on Redis.
 
-Time is controlled, never slept: `limits` reads `time.time()` in its storage modules, so the
-`clock` fixture puts one fake clock there and in the limiter (which reads it for Retry-After).
-The library's own moving-window code runs unchanged against that clock.
+Time is controlled, never slept: `limits` reads `time.time()` in its storage modules (Redis), and
+the memory storage reads the limiter's `clock`, so the `clock` fixture puts one fake clock in
+those modules and in the limiter (which reads it for Retry-After and hands it to its memory
+storage). The library's own moving-window strategy runs unchanged against that clock.
 """
 
 from __future__ import annotations

@@ -9,12 +9,16 @@ Four counters, each a moving window (an event counts for exactly one window afte
 - authorization codes issued per user and client (`CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT`, 30/hour);
 - token endpoint requests per client (`CAMPUSID_LIMIT_TOKEN_PER_CLIENT`, 600/minute).
 
-Counters live in memory (one process) or in Redis (`CAMPUSID_REDIS_URL`, shared by workers). A
-Redis key never holds a username, user id or IP in clear: identifiers are HMAC-SHA256 under a key
-derived from CAMPUSID_SECRET_KEY, and every key is namespaced by a digest of the issuer.
+Counters live in memory (one process: `ratelimit_memory.WindowMemoryStorage`, a `limits` storage
+with the library's moving-window answers, O(1) per hit and no threads) or in Redis
+(`CAMPUSID_REDIS_URL`, shared by workers). A key never holds a username, user id or IP in clear:
+identifiers are HMAC-SHA256 under a key derived from CAMPUSID_SECRET_KEY (the last few thousand
+derived keys are kept in memory, since the same users and clients come back), and every key is
+namespaced by a digest of the issuer.
 
-The window arithmetic is the library's. `limits` reads `time.time()` inside its storage modules;
-`clock` is what this module reads for Retry-After, and tests substitute one clock in both places.
+The strategy is the library's moving window. `clock` is what this module reads for Retry-After and
+what the memory storage reads (setting it sets both); `limits`' Redis storage reads `time.time()`
+inside its module, and tests substitute one clock in all places.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from starlette.requests import Request
 
 from campusid.idp.crypto import derive_key
 from campusid.idp.protocol.errors import SlowDown
+from campusid.idp.ratelimit_memory import WindowMemoryStorage
 from campusid.idp.settings import Settings
 
 log = logging.getLogger("campusid.ratelimit")
@@ -44,6 +49,10 @@ log = logging.getLogger("campusid.ratelimit")
 # force must not get through a Redis outage), codes and tokens fail open (they only shed load).
 STORAGE_DOWN_RETRY = 30
 _REDIS_TIMEOUTS = {"socket_connect_timeout": 2, "socket_timeout": 2}
+# derived keys kept per (kind, identifier); the dict is emptied when full. Longer identifiers are
+# not kept, so the cache stays small whatever a caller passes in.
+_ID_CACHE_SIZE = 4096
+_ID_CACHE_MAX_VALUE = 512
 
 
 @dataclass(frozen=True)
@@ -123,15 +132,30 @@ class Limiter:
     ) -> None:
         self.limits = limits
         self.trusted_proxies = trusted_proxies
-        self.clock = clock
-        options = dict(_REDIS_TIMEOUTS) if storage_uri.startswith(("redis", "rediss")) else {}
         namespace = "campusid:" + hashlib.sha256(issuer.encode()).hexdigest()[:16]
-        if options:
-            options["key_prefix"] = namespace
-        self.storage = storage_from_string(storage_uri, wrap_exceptions=True, **options)
+        if storage_uri.split("://", 1)[0] == "memory":
+            self.storage = WindowMemoryStorage(storage_uri, wrap_exceptions=True, clock=clock)
+        else:
+            options = dict(_REDIS_TIMEOUTS) if storage_uri.startswith(("redis", "rediss")) else {}
+            if options:
+                options["key_prefix"] = namespace
+            self.storage = storage_from_string(storage_uri, wrap_exceptions=True, **options)
+        self.clock = clock
         self.namespace = namespace
         self._window = MovingWindowRateLimiter(self.storage)
         self._key = derive_key(secret_key, "campusid/ratelimit/v1")
+        self._ids: dict[tuple[str, str], tuple[str, str]] = {}
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        """The time Retry-After is counted from; in memory mode also the time the windows read."""
+        self._clock = clock
+        if isinstance(self.storage, WindowMemoryStorage):
+            self.storage.clock = clock
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limiter:
@@ -207,8 +231,16 @@ class Limiter:
         return self._id("account", username.strip().casefold())
 
     def _id(self, kind: str, value: str) -> tuple[str, str]:
+        cached = self._ids.get((kind, value))
+        if cached is not None:
+            return cached
         digest = hmac.new(self._key, f"{kind}\x00{value}".encode("utf-8", "surrogatepass"), hashlib.sha256)
-        return (f"{self.namespace}:{kind}", digest.hexdigest()[:32])
+        derived = (f"{self.namespace}:{kind}", digest.hexdigest()[:32])
+        if len(value) <= _ID_CACHE_MAX_VALUE:
+            if len(self._ids) >= _ID_CACHE_SIZE:
+                self._ids.clear()
+            self._ids[(kind, value)] = derived
+        return derived
 
     def _retry_after(self, item: RateLimitItem, key: tuple[str, str]) -> int:
         """Seconds until the oldest event in the window leaves it, so one more is allowed."""
