@@ -34,9 +34,9 @@ def test_valid_token(client: OIDCClient, op: FakeOP) -> None:
         ({"aud": None}, "aud"),
         ({"aud": [CLIENT_ID, "other"]}, "azp"),  # several audiences without azp
         ({"aud": [CLIENT_ID, "other"], "azp": "other"}, "azp"),
-        ({"exp": int(time.time()) - 61}, "expired"),  # beyond the 60 s leeway
+        ({"exp": -61}, "expired"),  # beyond the 60 s leeway (seconds from now, at test time)
         ({"exp": None}, "exp"),
-        ({"iat": int(time.time()) + 120}, "future"),
+        ({"iat": +120}, "future"),
         ({"iat": None}, "iat"),
         ({"iss": "https://evil.example"}, "iss"),
         ({"iss": "https://idp.example/"}, "iss"),
@@ -44,6 +44,8 @@ def test_valid_token(client: OIDCClient, op: FakeOP) -> None:
     ],
 )
 def test_claim_rules(client: OIDCClient, op: FakeOP, overrides: dict, message: str) -> None:
+    # times are offsets from now, taken when the test runs (not when it was collected)
+    overrides = {k: int(time.time()) + v if k in ("exp", "iat") and v is not None else v for k, v in overrides.items()}
     with pytest.raises(IDTokenError, match=message):
         client.validate_id_token(op.sign(op.claims(**overrides)))
 

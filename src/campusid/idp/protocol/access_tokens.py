@@ -6,15 +6,18 @@ The algorithm is pinned to ES256; the signature is checked against our published
 
 from __future__ import annotations
 
+import json
 import time
 
-from joserfc import jws, jwt
+from joserfc import jws
 from joserfc.errors import JoseError
+from joserfc.jws import JWSRegistry
 
 from campusid.idp.keys import ACCESS_TOKEN_ALG, KeyManager
 from campusid.idp.protocol.errors import InsufficientScope, InvalidToken
 
 LEEWAY = 30
+_REGISTRY = JWSRegistry(algorithms=[ACCESS_TOKEN_ALG])  # built once; pins the algorithm
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -34,19 +37,26 @@ def bearer_token(authorization: str | None) -> str | None:
 def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_scope: str | None = None) -> dict:
     """Verify a JWT access token and return its claims; scope is checked before audience."""
     try:
-        header = jws.extract_compact(token.encode("ascii")).protected
+        compact = jws.extract_compact(token.encode("ascii"))
+        header = compact.protected
     except (JoseError, ValueError, UnicodeError, TypeError):
         raise InvalidToken("the access token is malformed") from None
     if header.get("alg") != ACCESS_TOKEN_ALG or header.get("typ") != "at+jwt":
         raise InvalidToken("the access token is not an ES256 at+jwt")
     kid = header.get("kid")
     try:
-        decoded = jwt.decode(
-            token, keys.verification_keys(kid if isinstance(kid, str) else None), algorithms=[ACCESS_TOKEN_ALG]
-        )
+        if not jws.validate_compact(
+            compact, keys.verification_keys(kid if isinstance(kid, str) else None), registry=_REGISTRY
+        ):
+            raise InvalidToken("the access token signature is not valid")
     except (JoseError, ValueError, TypeError):
         raise InvalidToken("the access token signature is not valid") from None
-    claims = decoded.claims
+    try:
+        claims = json.loads(compact.payload)
+    except (ValueError, UnicodeError):
+        raise InvalidToken("the access token is malformed") from None
+    if not isinstance(claims, dict):
+        raise InvalidToken("the access token is malformed")
     now = int(time.time())
     if claims.get("iss") != issuer:
         raise InvalidToken("the access token was issued by another issuer")

@@ -6,12 +6,23 @@ readers are our own userinfo, records API and desktop app (DESIGN 3.4).
 
 from __future__ import annotations
 
-from joserfc import jwt
+import json
+
+from joserfc import jws
+from joserfc.jws import JWSRegistry
 
 from campusid.idp.crypto import new_token
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager
 
 RECORDS_PATH = "/records"
+# Built once: joserfc would otherwise construct a registry for every token it signs.
+_REGISTRY = JWSRegistry(algorithms=[ID_TOKEN_ALG, ACCESS_TOKEN_ALG])
+_claims_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _sign(header: dict, claims: dict, key) -> str:
+    """A JWT as a JWS Compact Serialization (RFC 7519 7.1), signed by joserfc."""
+    return jws.serialize_compact(header, _claims_json(claims).encode("utf-8"), key, registry=_REGISTRY)
 
 
 def records_audience(issuer: str) -> str:
@@ -41,7 +52,7 @@ class TokenMinter:
         }
         if nonce is not None:
             claims["nonce"] = nonce
-        return jwt.encode({"alg": ID_TOKEN_ALG, "kid": key.kid, "typ": "JWT"}, claims, key)
+        return _sign({"alg": ID_TOKEN_ALG, "kid": key.kid, "typ": "JWT"}, claims, key)
 
     def access_token(
         self, *, sub: str, client_id: str, scopes: list[str], auth_time: int, grant_id: str, now: int
@@ -62,4 +73,4 @@ class TokenMinter:
             "scope": " ".join(scopes),
             "gid": grant_id,
         }
-        return jwt.encode({"alg": ACCESS_TOKEN_ALG, "kid": key.kid, "typ": "at+jwt"}, claims, key)
+        return _sign({"alg": ACCESS_TOKEN_ALG, "kid": key.kid, "typ": "at+jwt"}, claims, key)
