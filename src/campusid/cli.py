@@ -384,7 +384,17 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
     import uvicorn
 
     from campusid.idp.app import create_app
+    from campusid.idp.server import CorkedHttpToolsProtocol
 
+    options = {
+        "host": host,
+        "port": port,
+        "http": CorkedHttpToolsProtocol,  # one write per response (see idp/server.py)
+        "proxy_headers": False,
+        "server_header": False,
+        "log_level": "warning",
+        "access_log": False,
+    }
     if workers > 1:
         if not cfg.redis_url:
             err.print("[yellow]warning:[/] several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
@@ -393,27 +403,9 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
             err.print("[yellow]warning:[/] several workers on SQLite share one file; use PostgreSQL to scale out")
         os.environ.setdefault("CAMPUSID_ISSUER", cfg.issuer.canonical)
         os.environ.setdefault("CAMPUSID_SECRET_KEY", cfg.secret_key)
-        uvicorn.run(
-            "campusid.idp.asgi:app_factory",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            proxy_headers=False,
-            server_header=False,
-            log_level="warning",
-            access_log=False,
-        )
+        uvicorn.run("campusid.idp.asgi:app_factory", factory=True, workers=workers, **options)
         return
-    uvicorn.run(
-        create_app(cfg),
-        host=host,
-        port=port,
-        proxy_headers=False,
-        server_header=False,
-        log_level="warning",
-        access_log=False,
-    )
+    uvicorn.run(create_app(cfg), **options)
 
 
 @app.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from campusid.idp.crypto import b64url, derive_key
@@ -16,16 +17,18 @@ from campusid.idp.crypto import b64url, derive_key
 def sector_of(client: dict) -> str:
     """The host of the sector_identifier_uri, else the single host of the https redirect URIs,
     else the client_id (native clients on loopback or private-use schemes)."""
-    if client.get("sector_identifier_uri"):
-        return (urlsplit(client["sector_identifier_uri"]).hostname or "").lower()
-    hosts = {
-        (urlsplit(u).hostname or "").lower()
-        for u in client.get("redirect_uris") or []
-        if u.lower().startswith("https://")
-    }
+    return _sector(client["client_id"], client.get("sector_identifier_uri"), tuple(client.get("redirect_uris") or ()))
+
+
+@lru_cache(maxsize=1024)
+def _sector(client_id: str, sector_identifier_uri: str | None, redirect_uris: tuple[str, ...]) -> str:
+    # keyed by everything the answer depends on, so an edited client gets its new sector at once
+    if sector_identifier_uri:
+        return (urlsplit(sector_identifier_uri).hostname or "").lower()
+    hosts = {(urlsplit(u).hostname or "").lower() for u in redirect_uris if u.lower().startswith("https://")}
     if len(hosts) == 1:
         return hosts.pop()
-    return client["client_id"]
+    return client_id
 
 
 def web_hosts(redirect_uris: list[str]) -> set[str]:

@@ -16,7 +16,9 @@ MAX_PARAMS = 64
 
 def _decode(raw: bytes, what: str) -> str:
     try:
-        text = unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+        if b"%" in raw or b"+" in raw:
+            raw = unquote_to_bytes(raw.replace(b"+", b" "))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidRequest(f"{what} is not valid UTF-8") from None
     if "\x00" in text:

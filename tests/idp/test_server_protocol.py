@@ -1,0 +1,109 @@
+"""The served HTTP protocol: uvicorn's, with a response's writes joined into one (idp/server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.config import Config
+from uvicorn.server import ServerState
+
+from campusid.idp.server import CorkedHttpToolsProtocol, CorkedTransport
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed, "write after close"
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def abort(self) -> None:
+        self.aborted = self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str, default=None):
+        return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+async def _turn() -> None:
+    await asyncio.sleep(0)  # let the loop run the callbacks already scheduled (one turn)
+
+
+def test_writes_within_one_loop_turn_become_one_write_in_order():
+    async def main():
+        raw = FakeTransport()
+        t = CorkedTransport(raw, asyncio.get_running_loop())
+        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        t.write(b"{}")
+        assert raw.writes == []  # nothing yet: still the same turn
+        assert t.get_write_buffer_size() == len(b"HTTP/1.1 200 OK\r\n\r\n{}")
+        await _turn()
+        assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}"]
+        t.write(b"next")
+        await _turn()
+        assert raw.writes[-1] == b"next" and len(raw.writes) == 2
+
+    asyncio.run(main())
+
+
+def test_close_sends_what_is_pending_first_and_abort_drops_it():
+    async def main():
+        raw = FakeTransport()
+        t = CorkedTransport(raw, asyncio.get_running_loop())
+        t.write(b"last words")
+        t.close()
+        assert raw.writes == [b"last words"] and raw.closed
+        await _turn()  # the scheduled flush finds nothing left and writes nothing after close
+        assert raw.writes == [b"last words"]
+
+        raw2 = FakeTransport()
+        t2 = CorkedTransport(raw2, asyncio.get_running_loop())
+        t2.write(b"never")
+        t2.abort()
+        await _turn()
+        assert raw2.writes == [] and raw2.aborted
+
+    asyncio.run(main())
+
+
+def test_a_served_response_leaves_in_one_write_with_headers_and_body():
+    async def app(scope, receive, send):
+        assert scope["type"] == "http"
+        await receive()
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"11")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"ok":true}'})
+
+    async def main():
+        config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
+        config.load()
+        protocol = CorkedHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
+        raw = FakeTransport()
+        protocol.connection_made(raw)  # type: ignore[arg-type]
+        protocol.data_received(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
+        for _ in range(5):
+            await _turn()
+        assert len(raw.writes) == 1, raw.writes
+        head, _, body = raw.writes[0].partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK") and b"content-type: application/json" in head
+        assert body == b'{"ok":true}'
+        protocol.connection_lost(None)
+
+    asyncio.run(main())
