@@ -161,4 +161,3 @@ grades = Table(
 )
 
 Index("ix_sessions_expires_at", sessions.c.expires_at)
-Index("ix_grants_user_client", grants.c.user_id, grants.c.client_id)
