@@ -66,6 +66,25 @@ AUTHORIZE_CONTEXT = Statement.of(
     "LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = c.client_id "
     "WHERE c.client_id = :cid"
 )
+CLIENT_WITH_CONSENT = Statement.of(
+    "SELECT c.client_id, c.name, c.type, c.state, c.secret_hash, c.redirect_uris, c.granted_scopes, "
+    "c.sector_identifier_uri, k.scope AS consent_scope FROM clients c "
+    "LEFT JOIN consents k ON k.user_id = :uid AND k.client_id = c.client_id WHERE c.client_id = :cid"
+)
+INTERACTION = Statement.of(
+    "SELECT id_hash, kind, params, user_id, auth_time FROM interactions WHERE id_hash = :h AND expires_at > :now"
+)
+INSERT_INTERACTION = Statement.of(
+    "INSERT INTO interactions (id_hash, kind, params, user_id, auth_time, created_at, expires_at) "
+    "VALUES (:id_hash, :kind, :params, :user_id, :auth_time, :created_at, :expires_at)"
+)
+FINISH_INTERACTION = Statement.of("DELETE FROM interactions WHERE id_hash = :h RETURNING id_hash")
+USER_FOR_LOGIN = Statement.of("SELECT id, password_hash FROM users WHERE username = :name")
+INSERT_SESSION = Statement.of(
+    "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
+    "VALUES (:id_hash, :user_id, :auth_time, :created_at, :expires_at)"
+)
+DELETE_SESSION = Statement.of("DELETE FROM sessions WHERE id_hash = :h")
 INSERT_GRANT = Statement.of(
     "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
     "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
@@ -120,6 +139,34 @@ class HotPath:
         user's remembered consent for this client (each None when absent)."""
         row = await self.backend.one(AUTHORIZE_CONTEXT, {"cid": client_id, "session": session_hash, "now": now})
         return _client(row) if row is not None else None
+
+    async def client_with_consent(self, client_id: str, user_id: str) -> dict | None:
+        """The client (None if unknown) with this user's remembered consent for it (`consent_scope`)."""
+        row = await self.backend.one(CLIENT_WITH_CONSENT, {"cid": client_id, "uid": user_id})
+        return _client(row) if row is not None else None
+
+    # -- the sign-in pages: pending interactions, the password check's user, new sessions -------
+    async def interaction(self, id_hash: str, now: int) -> dict | None:
+        row = await self.backend.one(INTERACTION, {"h": id_hash, "now": now})
+        if row is not None and isinstance(row["params"], str):
+            row["params"] = json.loads(row["params"])
+        return row
+
+    async def create_interaction(self, row: dict) -> None:
+        await self.backend.run(INSERT_INTERACTION, {**row, "params": json.dumps(row["params"], separators=(",", ":"))})
+
+    async def finish_interaction(self, id_hash: str) -> bool:
+        """Delete the interaction; True for the one caller that finished it."""
+        return await self.backend.one(FINISH_INTERACTION, {"h": id_hash}) is not None
+
+    async def user_for_login(self, username: str) -> dict | None:
+        return await self.backend.one(USER_FOR_LOGIN, {"name": username})
+
+    async def create_session(self, row: dict) -> None:
+        await self.backend.run(INSERT_SESSION, row)
+
+    async def delete_session(self, id_hash: str) -> None:
+        await self.backend.run(DELETE_SESSION, {"h": id_hash})
 
     async def create_grant(self, row: dict) -> None:
         await self.backend.run(INSERT_GRANT, row)

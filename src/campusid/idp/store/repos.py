@@ -58,9 +58,6 @@ def _returning(engine: Engine, stmt, params: dict) -> dict | None:
 # and a request pays only for binding parameters and one round trip.
 _USER_BY_NAME = select(users).where(users.c.username == bindparam("name"))
 _USER_BY_ID = select(users).where(users.c.id == bindparam("uid"))
-_INTERACTION = select(interactions).where(
-    and_(interactions.c.id_hash == bindparam("h"), interactions.c.expires_at > bindparam("now"))
-)
 _CLIENT = select(clients).where(clients.c.client_id == bindparam("cid"))
 _SESSION = select(sessions).where(and_(sessions.c.id_hash == bindparam("h"), sessions.c.expires_at > bindparam("now")))
 _CONSENT = select(consents.c.scope).where(
@@ -200,9 +197,6 @@ class SessionRepo:
     def __init__(self, engine: Engine) -> None:
         self._e = engine
 
-    def create(self, **row) -> None:
-        _write(self._e, insert(sessions).values(**row))
-
     def get(self, id_hash: str, now: int) -> dict | None:
         return _one(self._e, _SESSION, {"h": id_hash, "now": now})
 
@@ -214,24 +208,10 @@ class SessionRepo:
 
 
 class InteractionRepo:
+    """Pending interactions are created, read and finished on the hot path (`hot.py`)."""
+
     def __init__(self, engine: Engine) -> None:
         self._e = engine
-
-    def create(self, **row) -> None:
-        _write(self._e, insert(interactions).values(**row))
-
-    def get(self, id_hash: str, now: int) -> dict | None:
-        return _one(self._e, _INTERACTION, {"h": id_hash, "now": now})
-
-    def logged_in(self, id_hash: str, user_id: str, auth_time: int) -> None:
-        _write(
-            self._e,
-            update(interactions).where(interactions.c.id_hash == id_hash).values(user_id=user_id, auth_time=auth_time),
-        )
-
-    def finish(self, id_hash: str) -> bool:
-        """Delete the interaction; True for the one caller that finished it."""
-        return bool(_write(self._e, delete(interactions).where(interactions.c.id_hash == id_hash)))
 
     def purge(self, now: int) -> None:
         _write(self._e, delete(interactions).where(interactions.c.expires_at <= now))

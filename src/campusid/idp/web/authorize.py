@@ -276,7 +276,7 @@ async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
         if "none" in prompts:
             return error_redirect(ctx, req["redirect_uri"], LoginRequired("the user is not signed in"), req["state"])
         response = RedirectResponse(ctx.path("/login"), status_code=303, headers={"Cache-Control": "no-store"})
-        await ctx.run_db(begin_interaction, ctx, response, "authorize", req)
+        await begin_interaction(ctx, response, "authorize", req)
         return response
     remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
     if consent_needed(remembered, req["scopes"], prompts):
@@ -285,6 +285,6 @@ async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
                 ctx, req["redirect_uri"], ConsentRequired("the user has not approved this application"), req["state"]
             )
         response = RedirectResponse(ctx.path("/consent"), status_code=303, headers={"Cache-Control": "no-store"})
-        await ctx.run_db(begin_interaction, ctx, response, "authorize", req)
+        await begin_interaction(ctx, response, "authorize", req)
         return response
     return await issue_code(ctx, client, req, user_id, auth_time)

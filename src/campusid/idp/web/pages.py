@@ -9,10 +9,9 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from campusid.idp.crypto import token_hash
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
-from campusid.idp.web.authorize import error_redirect, issue_code, needs_consent
+from campusid.idp.web.authorize import consent_needed, error_redirect, issue_code, needs_consent
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, page, query_params, read_form
 from campusid.idp.web.sessions import (
@@ -44,14 +43,14 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-def _client_name(ctx: Context, interaction: dict) -> str | None:
+async def _client_name(ctx: Context, interaction: dict) -> str | None:
     if interaction["kind"] != "authorize":
         return None
-    client = ctx.store.clients.get(interaction["params"]["client_id"])
+    client = await ctx.store.hot.client(interaction["params"]["client_id"])
     return client["name"] if client else None
 
 
-def _login_page(
+async def _login_page(
     ctx: Context,
     interaction: dict,
     status: int = 200,
@@ -67,28 +66,28 @@ def _login_page(
         error=error,
         username=username,
         csrf=csrf_token(ctx, "login", interaction["raw_id"]),
-        client_name=_client_name(ctx, interaction),
+        client_name=await _client_name(ctx, interaction),
         action=ctx.path("/login"),
     )
 
 
 async def login_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    interaction = current_interaction(ctx, request)
+    interaction = await current_interaction(ctx, request)
     try:
         q = query_params(request)
     except OAuthError:
         q = {}
     if interaction is None or ("next" in q and interaction["kind"] != "authorize"):
         response = _see_other(ctx.path("/login"))
-        begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
+        await begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
         return response
-    return _login_page(ctx, interaction)
+    return await _login_page(ctx, interaction)
 
 
 async def login_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    interaction = current_interaction(ctx, request)
+    interaction = await current_interaction(ctx, request)
     if interaction is None:
         return error_page(
             ctx, "This sign-in page has expired. Go back to the application and start again.", title="Sign-in expired"
@@ -96,22 +95,22 @@ async def login_post(request: Request) -> Response:
     try:
         form = await read_form(request)
     except OAuthError as exc:
-        return _login_page(ctx, interaction, 400, error=exc.description or "The form could not be read.")
+        return await _login_page(ctx, interaction, 400, error=exc.description or "The form could not be read.")
     if not csrf_ok(ctx, "login", interaction["raw_id"], form.get("csrf_token")):
-        return _login_page(
+        return await _login_page(
             ctx, interaction, 403, error="The form expired or was not sent from this page. Please try again."
         )
     username = form.get("username", "").strip()
     password = form.get("password", "")
     if not username or not password or len(username) > MAX_USERNAME or len(password) > MAX_PASSWORD:
-        return _login_page(
+        return await _login_page(
             ctx, interaction, 400, error="Enter your username and password.", username=username[:MAX_USERNAME]
         )
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.before_password(username, request)
         if blocked is not None:
-            return _login_page(
+            return await _login_page(
                 ctx,
                 interaction,
                 429,
@@ -119,12 +118,12 @@ async def login_post(request: Request) -> Response:
                 username=username,
                 headers={"Retry-After": str(blocked)},
             )
-    user = ctx.store.users.by_username(username)
+    user = await ctx.store.hot.user_for_login(username)
     ok = await ctx.passwords.verify_async(user["password_hash"] if user else None, password)
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
         if blocked is not None:
-            return _login_page(
+            return await _login_page(
                 ctx,
                 interaction,
                 429,
@@ -133,23 +132,39 @@ async def login_post(request: Request) -> Response:
                 headers={"Retry-After": str(blocked)},
             )
     if not ok or user is None:
-        return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
+        return await _login_page(
+            ctx, interaction, 401, error="The username or password is not correct.", username=username
+        )
     if ctx.passwords.needs_rehash(user["password_hash"]):
         new_hash = await ctx.passwords.hash_async(password)
         ctx.store.users.set_password_hash(user["id"], new_hash)
     now = int(time.time())
     if interaction["kind"] == "authorize":
-        # The signed-in interaction gets a new id, like the session: a planted interaction cookie
-        # must not carry this user's login to whoever planted it.
-        if not ctx.store.interactions.finish(interaction["id_hash"]):
+        if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):
             return error_page(ctx, "This sign-in was already completed. Start again from the application.")
-        response = _see_other(ctx.path("/consent"))
-        raw = begin_interaction(ctx, response, "authorize", interaction["params"])
-        ctx.store.interactions.logged_in(token_hash(raw), user["id"], now)
+        response = await _after_login(ctx, interaction["params"], user["id"], now)
     else:
         response = _see_other(interaction["params"].get("next") or ctx.path("/"))
-        finish_interaction(ctx, interaction, response)
-    start_session(ctx, request, response, user["id"], now)
+        await finish_interaction(ctx, interaction, response)
+    await start_session(ctx, request, response, user["id"], now)
+    return response
+
+
+async def _after_login(ctx: Context, req: dict, user_id: str, now: int) -> Response:
+    """Straight back to the application with a code when the user already consented to these
+    scopes (and prompt=consent was not asked); otherwise on to the consent page."""
+    client = await ctx.store.hot.client_with_consent(req["client_id"], user_id)
+    if client is None or client["state"] != "active":
+        return error_page(ctx, "This sign-in can no longer continue. Start again from the application.")
+    remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
+    if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
+        response = await issue_code(ctx, client, req, user_id, now)
+        clear_interaction_cookie(ctx, response)
+        return response
+    # The signed-in interaction gets a new id, like the session: a planted interaction cookie
+    # must not carry this user's login to whoever planted it.
+    response = _see_other(ctx.path("/consent"))
+    await begin_interaction(ctx, response, "authorize", req, user_id=user_id, auth_time=now)
     return response
 
 
@@ -163,8 +178,8 @@ def _consent_subject(ctx: Context, request: Request, interaction: dict) -> tuple
     return None
 
 
-def _consent_context(ctx: Context, request: Request):
-    interaction = current_interaction(ctx, request)
+async def _consent_context(ctx: Context, request: Request):
+    interaction = await current_interaction(ctx, request)
     if interaction is None or interaction["kind"] != "authorize":
         return (
             None,
@@ -190,7 +205,7 @@ def _consent_context(ctx: Context, request: Request):
 
 async def consent_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    interaction, subject, client, failure = _consent_context(ctx, request)
+    interaction, subject, client, failure = await _consent_context(ctx, request)
     if failure is not None:
         return failure
     req = interaction["params"]
@@ -211,7 +226,7 @@ async def consent_get(request: Request) -> Response:
 
 async def consent_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    interaction, subject, client, failure = _consent_context(ctx, request)
+    interaction, subject, client, failure = await _consent_context(ctx, request)
     if failure is not None:
         return failure
     try:
@@ -233,7 +248,7 @@ async def _complete(
 ) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
     req = interaction["params"]
-    if not ctx.store.interactions.finish(interaction["id_hash"]):
+    if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):
         return error_page(ctx, "This sign-in was already completed. Start again from the application.")
     if decision == "deny":
         out = error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])

@@ -68,18 +68,20 @@ def current_session(ctx: Context, request: Request) -> dict | None:
     return row
 
 
-def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
+async def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
     """A fresh session id at every login; the browser's previous session ends server-side."""
     old = _cookie(ctx, request, SESSION)
     if old is not None:
-        ctx.store.sessions.delete(token_hash(old))
+        await ctx.store.hot.delete_session(token_hash(old))
     raw = new_token(32)
-    ctx.store.sessions.create(
-        id_hash=token_hash(raw),
-        user_id=user_id,
-        auth_time=auth_time,
-        created_at=auth_time,
-        expires_at=auth_time + ctx.settings.session_ttl,
+    await ctx.store.hot.create_session(
+        {
+            "id_hash": token_hash(raw),
+            "user_id": user_id,
+            "auth_time": auth_time,
+            "created_at": auth_time,
+            "expires_at": auth_time + ctx.settings.session_ttl,
+        }
     )
     _set(ctx, response, SESSION, raw, ctx.settings.session_ttl)
 
@@ -92,25 +94,32 @@ def end_session(ctx: Context, request: Request, response: Response) -> None:
 
 
 # -- interactions (a pending login or consent) ------------------------------------------------
-def begin_interaction(ctx: Context, response: Response, kind: str, params: dict) -> str:
+async def begin_interaction(
+    ctx: Context, response: Response, kind: str, params: dict, user_id: str | None = None, auth_time: int | None = None
+) -> str:
+    """A pending interaction; `user_id` and `auth_time` when the user has just signed in for it."""
     raw = new_token(32)
     now = int(time.time())
-    ctx.store.interactions.create(
-        id_hash=token_hash(raw),
-        kind=kind,
-        params=params,
-        created_at=now,
-        expires_at=now + ctx.settings.interaction_ttl,
+    await ctx.store.hot.create_interaction(
+        {
+            "id_hash": token_hash(raw),
+            "kind": kind,
+            "params": params,
+            "user_id": user_id,
+            "auth_time": auth_time,
+            "created_at": now,
+            "expires_at": now + ctx.settings.interaction_ttl,
+        }
     )
     _set(ctx, response, INTERACTION, raw, ctx.settings.interaction_ttl)
     return raw
 
 
-def current_interaction(ctx: Context, request: Request) -> dict | None:
+async def current_interaction(ctx: Context, request: Request) -> dict | None:
     raw = _cookie(ctx, request, INTERACTION)
     if raw is None:
         return None
-    row = ctx.store.interactions.get(token_hash(raw), int(time.time()))
+    row = await ctx.store.hot.interaction(token_hash(raw), int(time.time()))
     if row is None:
         return None
     row["raw_id"] = raw
@@ -121,9 +130,9 @@ def clear_interaction_cookie(ctx: Context, response: Response) -> None:
     _clear(ctx, response, INTERACTION)
 
 
-def finish_interaction(ctx: Context, interaction: dict, response: Response) -> bool:
+async def finish_interaction(ctx: Context, interaction: dict, response: Response) -> bool:
     _clear(ctx, response, INTERACTION)
-    return ctx.store.interactions.finish(interaction["id_hash"])
+    return await ctx.store.hot.finish_interaction(interaction["id_hash"])
 
 
 # -- CSRF -------------------------------------------------------------------------------------
