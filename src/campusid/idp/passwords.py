@@ -2,11 +2,70 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
 
-import anyio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class HashWorkers:
+    """One thread per usable core, each taking the next hash from a queue as soon as it has
+    finished one. The event loop only enqueues and is handed the result: a worker never waits for
+    the loop to dispatch its next job, so the core does not idle between hashes while the loop is
+    busy with other requests (anyio's to_thread with a capacity limiter did wait)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._started = False
+        self._lock = threading.Lock()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if not self._started:
+            self._start()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._jobs.put((fn, args, loop, future))
+        return await future
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._started:
+                for n in range(self._size):
+                    threading.Thread(target=self._work, name=f"campusid-argon2-{n}", daemon=True).start()
+                self._started = True
+
+    def _work(self) -> None:
+        while True:
+            fn, args, loop, future = self._jobs.get()
+            if future.cancelled():
+                continue
+            try:
+                result, error = fn(*args), None
+            except BaseException as exc:  # handed to the awaiting request
+                result, error = None, exc
+            # RuntimeError: that event loop has closed meanwhile, so nobody is waiting
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_settle, future, result, error)
+
+
+def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class Passwords:
@@ -15,7 +74,7 @@ class Passwords:
     logins stays bounded and throughput is what the cores allow."""
 
     def __init__(self, time_cost: int = 2, memory_cost: int = 19 * 1024, parallelism: int = 1) -> None:
-        self._slots: anyio.CapacityLimiter | None = None
+        self._workers = HashWorkers(usable_cores())
         self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_cost, parallelism=parallelism)
         # A hash of a random password, verified when the user does not exist, so an unknown
         # user costs the same time as a wrong password (no user enumeration by timing).
@@ -37,13 +96,8 @@ class Passwords:
         except InvalidHashError:
             return True
 
-    def _limiter(self) -> anyio.CapacityLimiter:
-        if self._slots is None:
-            self._slots = anyio.CapacityLimiter(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-        return self._slots
-
     async def verify_async(self, stored_hash: str | None, password: str) -> bool:
-        return await anyio.to_thread.run_sync(self.verify, stored_hash, password, limiter=self._limiter())
+        return await self._workers.run(self.verify, stored_hash, password)
 
     async def hash_async(self, password: str) -> str:
-        return await anyio.to_thread.run_sync(self.hash, password, limiter=self._limiter())
+        return await self._workers.run(self.hash, password)
