@@ -1,5 +1,6 @@
 """Hostile and malformed input at every endpoint gets the protocol's error, never a 500."""
 
+import base64
 import json
 
 import pytest
@@ -49,6 +50,9 @@ def test_form_endpoints_answer_malformed_bodies_with_oauth_errors(idp, browser, 
         "Bearer",
         "\u00ff\u00fe",
         "Basic Zm9vOmJhcg==, Basic x",
+        # a NUL in the client id, percent-encoded or raw: no database column can hold one
+        "Basic " + base64.b64encode(b"web%00app:secret").decode(),
+        "Basic " + base64.b64encode(b"web\x00app:secret").decode(),
     ],
 )
 @pytest.mark.parametrize("path", ENDPOINTS_FORM)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from urllib.parse import unquote_to_bytes
 
 from campusid.idp.crypto import equal, token_hash
 from campusid.idp.protocol.errors import InvalidClient, InvalidRequest
+from campusid.idp.protocol.params import decode_component
 
 
 def parse_basic(header: str) -> tuple[str, str]:
@@ -27,10 +27,10 @@ def parse_basic(header: str) -> tuple[str, str]:
     if not sep:
         raise InvalidClient("the Basic credentials are malformed")
     try:
-        client_id = unquote_to_bytes(user.replace(b"+", b" ")).decode("utf-8")
-        secret = unquote_to_bytes(password.replace(b"+", b" ")).decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidClient("the Basic credentials are not valid UTF-8") from None
+        client_id = decode_component(user, "the client id")
+        secret = decode_component(password, "the client secret")
+    except InvalidRequest:
+        raise InvalidClient("the Basic credentials are not valid UTF-8 or contain a NUL character") from None
     if not client_id:
         raise InvalidClient("the Basic credentials name no client")
     return client_id, secret

@@ -14,7 +14,9 @@ MAX_VALUE = 4096
 MAX_PARAMS = 64
 
 
-def _decode(raw: bytes, what: str) -> str:
+def decode_component(raw: bytes, what: str) -> str:
+    """One form-urlencoded name or value: `+` and %XX decoded, UTF-8, no NUL (which no database
+    column can hold)."""
     try:
         if b"%" in raw or b"+" in raw:
             raw = unquote_to_bytes(raw.replace(b"+", b" "))
@@ -36,8 +38,8 @@ def parse_urlencoded(raw: bytes, *, max_value: int = MAX_VALUE) -> dict[str, str
         raise InvalidRequest("too many parameters")
     for pair in pairs:
         key_raw, _, value_raw = pair.partition(b"=")
-        key = _decode(key_raw, "a parameter name")
-        value = _decode(value_raw, f"parameter {key[:40]!r}")
+        key = decode_component(key_raw, "a parameter name")
+        value = decode_component(value_raw, f"parameter {key[:40]!r}")
         if len(value) > max_value:
             raise InvalidRequest(f"parameter {key[:40]!r} is too long")
         if key in out:

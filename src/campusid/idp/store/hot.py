@@ -258,28 +258,22 @@ class PostgresBackend:
         return None  # pools close with their event loop's lifespan
 
     async def one(self, stmt: Statement, params: dict[str, Any]) -> dict | None:
-        args = [params[n] for n in stmt.names]
-        pool = self._pools.get(asyncio.get_running_loop())
-        if pool is not None:
-            row = await pool.fetchrow(stmt.pg, *args)
-        else:
-            row = await self._once("fetchrow", stmt.pg, args)
+        row = await self._call("fetchrow", stmt, params)
         return dict(row) if row is not None else None
 
     async def run(self, stmt: Statement, params: dict[str, Any]) -> None:
+        await self._call("execute", stmt, params)
+
+    async def _call(self, method: str, stmt: Statement, params: dict[str, Any]) -> Any:
         args = [params[n] for n in stmt.names]
         pool = self._pools.get(asyncio.get_running_loop())
         if pool is not None:
-            await pool.execute(stmt.pg, *args)
-        else:
-            await self._once("execute", stmt.pg, args)
-
-    async def _once(self, method: str, sql: str, args: list) -> Any:
+            return await getattr(pool, method)(stmt.pg, *args)
         import asyncpg
 
-        conn = await asyncpg.connect(self._dsn)
+        conn = await asyncpg.connect(self._dsn)  # an event loop without the app's lifespan
         try:
-            return await getattr(conn, method)(sql, *args)
+            return await getattr(conn, method)(stmt.pg, *args)
         finally:
             await conn.close()
 

@@ -24,7 +24,7 @@ from campusid.idp.protocol.errors import (
     TemporarilyUnavailable,
     UnsupportedResponseType,
 )
-from campusid.idp.protocol.params import MAX_PARAMS, _decode
+from campusid.idp.protocol.params import MAX_PARAMS, decode_component
 from campusid.idp.protocol.redirect_uri import matches_registered
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, is_form, read_body
@@ -48,7 +48,7 @@ async def _raw_params(request: Request) -> dict[str, list[str]]:
     for pair in pairs:
         k, _, v = pair.partition(b"=")
         try:
-            key, value = _decode(k, "a parameter name"), _decode(v, "a parameter")
+            key, value = decode_component(k, "a parameter name"), decode_component(v, "a parameter")
         except OAuthError:
             raise BadAuthorizationRequest("The sign-in request is not valid UTF-8.") from None
         if len(value) > 4096:
