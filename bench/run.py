@@ -429,6 +429,7 @@ class Server:
     log_path: Path
     cleanup: list = field(default_factory=list)
     password_label: str = ""
+    password_hash: str | None = None  # the bench user's stored hash (campusid): argon2id alone is measured on it
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -483,6 +484,41 @@ def argon2_label(hash_value: str | None) -> str:
     mem_i = int(mem)
     mem_s = f"{mem_i // 1024} MiB" if mem_i % 1024 == 0 else f"{mem_i / 1024:.0f} MiB"
     return f"argon2{kind} m={mem_s} t={t} p={p}"
+
+
+# argon2id alone: the stored hash verified in a loop on the server core, with the server idle. Run next
+# to the full-flow row (before and after it), it is the bound that row is held against; this VM's
+# speed drifts by 10-20 % within a minute, so a figure taken at another time would not be comparable.
+ARGON2_ALONE = """
+import sys, time
+from argon2 import PasswordHasher
+stored, password = sys.stdin.read().split("\\n")[:2]
+ph, seconds = PasswordHasher(), float(sys.argv[1])
+ph.verify(stored, password)
+n, t0 = 0, time.perf_counter()
+while time.perf_counter() - t0 < seconds:
+    ph.verify(stored, password)
+    n += 1
+print(n / (time.perf_counter() - t0))
+"""
+
+
+def argon2_alone(stored_hash: str, seconds: float) -> float | None:
+    """argon2id verifications per second on the server core, the password hasher alone (argon2-cffi,
+    the parameters of the stored hash, one thread): what one core allows for password logins."""
+    try:
+        out = subprocess.run(
+            ["taskset", "-c", SERVER_CORE, str(ROOT / ".venv" / "bin" / "python"), "-c", ARGON2_ALONE, str(seconds)],
+            input=f"{stored_hash}\n{BENCH_PASSWORD}\n",
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+            check=True,
+        )
+        return float(out.stdout.strip())
+    except (subprocess.SubprocessError, ValueError) as exc:
+        log(f"  argon2id alone could not be measured: {exc}")
+        return None
 
 
 def parse_json_output(out: str) -> dict:
@@ -610,6 +646,7 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
         log_path,
         cleanup,
         password_label=argon2_label(hash_value),
+        password_hash=hash_value,
     )
     try:
         wait_http(f"{issuer}/.well-known/openid-configuration", proc, log_path)
@@ -793,7 +830,19 @@ def bench_target(server: Server, args, record_failure) -> dict:
         if "full" in args.rows:
             sampler.phase = "full"
             for c in concs:
-                note("full", c, driver({**base, "mode": "full", "concurrency": c}))
+                top = c == max(concs) and server.password_hash is not None
+                before = argon2_alone(server.password_hash, args.duration) if top else None
+                res = note("full", c, driver({**base, "mode": "full", "concurrency": c}))
+                if top:
+                    after = argon2_alone(server.password_hash, args.duration)
+                    alone = med([before, after])
+                    out["argon2_alone"] = {"before": before, "after": after, "rate": alone}
+                    if alone and res.get("rate"):
+                        out["argon2_alone"]["full_ratio"] = res["rate"] / alone
+                        log(
+                            f"  {server.target:8s} argon2id alone {before or 0:.1f}/s before, "
+                            f"{after or 0:.1f}/s after: full flows at c={c} are {res['rate'] / alone * 100:.1f} % of it"
+                        )
         sampler.phase = "idle"
         if server.proc.poll() is not None:
             record_failure(server.target, "server", 0, {"error_samples": [f"server exited {server.proc.returncode}"]})
@@ -860,6 +909,8 @@ def fmt_num(v: float | None, kind: str) -> str:
         return f"{v:.2f}" if v < 100 else f"{v:.0f}"
     if kind == "mb":
         return f"{v:.0f}"
+    if kind == "pct":
+        return f"{v * 100:.1f} %"
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
@@ -888,12 +939,12 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
             ]
         )
 
-    def add(label: str, getter, kind: str, section: bool = False) -> None:
+    def add(label: str, getter, kind: str, ratio: bool = True) -> None:
         vals = {t: getter(t) for t in cols}
         line = [label] + [fmt_num(vals[t], kind) for t in cols]
         for t in ratio_cols:
             a, b = vals[t], vals["node"]
-            line.append(f"{a / b:.2f}x" if a is not None and b else "-")
+            line.append(f"{a / b:.2f}x" if ratio and a is not None and b else "-")
         rows.append(line)
 
     password = meta.get("password_label", {})
@@ -919,6 +970,14 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
                     if (t, row, conc) in failed_cells:
                         idx = 1 + cols.index(t)
                         rows[-1][idx] += " FAIL"
+        if row == "full":
+
+            def alone(t: str, key: str) -> float | None:
+                return med([run.get("argon2_alone", {}).get(key) for run in all_runs.get(t, [])])
+
+            top = max(args.concurrency)
+            add("  argon2id alone on the server core, per s", lambda t: alone(t, "rate"), "rate", ratio=False)
+            add(f"  c={top} full flows / argon2id alone", lambda t: alone(t, "full_ratio"), "pct", ratio=False)
     rows.append(["== server RSS, MB (peak under load)"])
 
     def rss(t: str, phases: tuple[str, ...] | None) -> float | None:
