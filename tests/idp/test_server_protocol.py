@@ -107,3 +107,30 @@ def test_a_served_response_leaves_in_one_write_with_headers_and_body():
         protocol.connection_lost(None)
 
     asyncio.run(main())
+
+
+def test_a_completed_response_is_sent_at_once_not_at_the_end_of_the_loop_turn():
+    """Under load one loop turn runs many handlers; a finished response must not wait for the others."""
+    seen_after_send: list[int] = []
+    raw = FakeTransport()
+
+    async def app(scope, receive, send):
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        seen_after_send.append(len(raw.writes))  # headers alone: still held back
+        await send({"type": "http.response.body", "body": b"{}"})
+        seen_after_send.append(len(raw.writes))  # same task step, same turn: already written
+
+    async def main():
+        config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
+        config.load()
+        protocol = CorkedHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
+        protocol.connection_made(raw)  # type: ignore[arg-type]
+        protocol.data_received(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
+        for _ in range(5):
+            await _turn()
+        protocol.connection_lost(None)
+
+    asyncio.run(main())
+    assert seen_after_send[:2] == [0, 1]
+    assert len(raw.writes) == 1 and raw.writes[0].endswith(b"\r\n\r\n{}")
