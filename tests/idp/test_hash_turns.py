@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import re
 import threading
 
 import pytest
@@ -50,8 +51,8 @@ def custom_slices() -> bool:
     """Linux 6.12+ honours sched_runtime as a fair thread's slice."""
     if platform.system() != "Linux":
         return False
-    major, minor = (int(p) for p in platform.release().split(".")[:2])
-    return (major, minor) >= (6, 12) and own_slice_ns() is not None
+    version = re.match(r"(\d+)\.(\d+)", platform.release())
+    return bool(version) and tuple(map(int, version.groups())) >= (6, 12) and own_slice_ns() is not None
 
 
 @linux_policies

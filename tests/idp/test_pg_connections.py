@@ -37,6 +37,16 @@ def _postgres_up():
         pytest.skip(f"PostgreSQL not reachable at {DSN}: {exc}")
 
 
+async def _one_connection_behind_lock(key: int):
+    """A pool of one connection, and another connection holding advisory lock `key`: a statement
+    that takes the lock keeps the pool's only connection busy until the holder lets go."""
+    holder = await asyncpg.connect(DSN)
+    await holder.execute(f"SELECT pg_advisory_lock({key})")
+    pool = LoopConnections(DSN, 1)
+    await pool.open(1)
+    return holder, pool
+
+
 def test_many_statements_share_a_bounded_set_of_connections():
     async def main():
         pool = LoopConnections(DSN, 3)
@@ -60,10 +70,7 @@ def test_many_statements_share_a_bounded_set_of_connections():
 
 def test_waiters_are_served_in_order_when_every_connection_is_busy():
     async def main():
-        holder = await asyncpg.connect(DSN)
-        await holder.execute("SELECT pg_advisory_lock(824301)")
-        pool = LoopConnections(DSN, 1)
-        await pool.open(1)
+        holder, pool = await _one_connection_behind_lock(824301)
         order: list[int] = []
 
         async def blocked():  # takes the only connection until `holder` lets go of the lock
@@ -107,10 +114,7 @@ def test_a_refused_statement_keeps_its_connection():
 
 def test_an_interrupted_statement_closes_its_connection_and_the_next_gets_a_new_one():
     async def main():
-        holder = await asyncpg.connect(DSN)
-        await holder.execute("SELECT pg_advisory_lock(824302)")
-        pool = LoopConnections(DSN, 1)
-        await pool.open(1)
+        holder, pool = await _one_connection_behind_lock(824302)
         pid = await pool.call("fetchval", "SELECT pg_backend_pid()", [])
         stuck = asyncio.ensure_future(pool.call("execute", "SELECT pg_advisory_lock(824302)", []))
         waiting = asyncio.ensure_future(pool.call("fetchval", "SELECT pg_backend_pid()", []))
@@ -127,6 +131,25 @@ def test_an_interrupted_statement_closes_its_connection_and_the_next_gets_a_new_
 
     pid, new_pid, still_open = asyncio.run(main())
     assert new_pid != pid and still_open == 0
+
+
+def test_when_no_replacement_can_be_opened_every_waiter_hears_why():
+    async def main():
+        holder, pool = await _one_connection_behind_lock(824303)
+        stuck = asyncio.ensure_future(pool.call("execute", "SELECT pg_advisory_lock(824303)", []))
+        waiters = [asyncio.ensure_future(pool.call("fetchval", "SELECT 1", [])) for _ in range(3)]
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert len(pool._waiters) == 3
+        pool._dsn = "postgresql://postgres@127.0.0.1:1/postgres"  # the database is now unreachable
+        stuck.cancel()
+        results = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 30)
+        await holder.close()
+        await pool.close()
+        return results
+
+    results = asyncio.run(main())
+    assert len(results) == 3 and all(isinstance(r, OSError) for r in results), results
 
 
 def test_after_close_nothing_is_lent():

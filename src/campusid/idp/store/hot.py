@@ -317,12 +317,11 @@ class LoopConnections:
     async def _replace(self) -> None:
         try:
             conn = await self._connect()
-        except Exception as exc:  # noqa: BLE001 - handed to the waiter
+        except Exception as exc:  # noqa: BLE001 - the database cannot be reached: every waiter is told
             while self._waiters:
                 waiter = self._waiters.popleft()
                 if not waiter.done():
                     waiter.set_exception(exc)
-                    return
             return
         self._give_back(conn)
 
