@@ -207,7 +207,7 @@ class CpuAccount:
         steal = sum(s[2] for s in self.samples) / (wall * ncpu) * 100
         text = (
             f"other processes used {bg:.0f}% of the {ncpu} cores on average during the runs "
-            f"(worst target run {worst:.0f}%), hypervisor steal {steal:.0f}%"
+            f"(worst run {worst:.0f}%), hypervisor steal {steal:.0f}%"
         )
         if bg > 10 or worst > 25:
             text += "  <-- NOISY MACHINE: figures are pessimistic and less comparable; rerun when idle"
@@ -751,26 +751,36 @@ ROW_TITLE = {
 }
 
 
-def bench_target(server: Server, args, record_failure) -> dict:
-    """Runs every row against one started server. Returns {row: {conc: result}, 'rss': {...}}."""
-    base = {
-        "issuer": server.issuer,
-        "clients": server.clients,
-        "user": server.user,
-        "warmup": args.warmup,
-        "duration": args.duration,
-    }
-    sampler = RssSampler(server.proc.pid)
-    sampler.start()
-    out: dict = {}
+class TargetBench:
+    """The rows of one started server. main() interleaves the targets row by row, so that the three
+    figures of a row are measured within a minute of each other: this VM's speed drifts by 10-20 %
+    over a few minutes, and a target measured minutes after another would carry that drift."""
 
-    def note(row: str, conc: int, res: dict) -> dict:
+    def __init__(self, server: Server, args, record_failure) -> None:
+        self.server = server
+        self.args = args
+        self.record_failure = record_failure
+        self.base = {
+            "issuer": server.issuer,
+            "clients": server.clients,
+            "user": server.user,
+            "warmup": args.warmup,
+            "duration": args.duration,
+        }
+        self.concs = sorted(args.concurrency, reverse=True)
+        self.out: dict = {}
+        self.pg_cpu = {"cpu_s": 0.0, "wall_s": 0.0}
+        self.sampler = RssSampler(server.proc.pid)
+        self.sampler.start()
+
+    def _note(self, row: str, conc: int, res: dict) -> dict:
+        target = self.server.target
         if not res.get("ok"):
-            record_failure(server.target, row, conc, res)
-        out.setdefault(row, {})[conc] = res
+            self.record_failure(target, row, conc, res)
+        self.out.setdefault(row, {})[conc] = res
         rate = res.get("rate")
         log(
-            f"  {server.target:8s} {row:9s} c={conc:<2d} "
+            f"  {target:8s} {row:9s} c={conc:<2d} "
             + (
                 f"{rate:9.1f}/s p50 {res.get('p50_ms') or 0:7.2f} ms p99 {res.get('p99_ms') or 0:7.2f} ms"
                 if rate is not None
@@ -780,76 +790,93 @@ def bench_target(server: Server, args, record_failure) -> dict:
         )
         return res
 
-    try:
-        sampler.phase = "check"
-        chk = driver({**base, "mode": "check", "concurrency": 1})
+    def check(self) -> bool:
+        """One full flow, one SSO flow, userinfo and a code reuse for each client, before any row."""
+        self.sampler.phase = "check"
+        chk = driver({**self.base, "mode": "check", "concurrency": 1})
+        self.sampler.phase = "idle"
         if not chk.get("ok"):
-            record_failure(server.target, "check", 1, chk)
-            log(f"  {server.target}: correctness check FAILED: {chk.get('error_samples')}")
-            return out
-        concs = sorted(args.concurrency, reverse=True)
-        if "discovery" in args.rows:
-            sampler.phase = "discovery"
-            exp = ['"issuer"', json.dumps(server.issuer)]
-            wrk(server.issuer, "/.well-known/openid-configuration", max(concs), args.warmup, exp)
-            for c in concs:
-                note("discovery", c, wrk(server.issuer, "/.well-known/openid-configuration", c, args.duration, exp))
-        if "userinfo" in args.rows:
-            sampler.phase = "userinfo"
-            at = driver({**base, "mode": "mint-access-token", "concurrency": 1})
-            if not at.get("ok"):
-                record_failure(server.target, "userinfo", 0, at)
-            else:
-                path = "/" + at["userinfo_endpoint"].split("/", 3)[3]
-                exp = ['"sub"', json.dumps(at["sub"])]
-                auth = f"Bearer {at['access_token']}"
-                wrk(server.issuer, path, max(concs), args.warmup, exp, auth)
-                for c in concs:
-                    note("userinfo", c, wrk(server.issuer, path, c, args.duration, exp, auth))
-        if "token" in args.rows:
-            sampler.phase = "token"
-            max_codes = 60000
-            for c in concs:
-                res = driver(
-                    {
-                        **base,
-                        "mode": "token",
-                        "concurrency": c,
-                        "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1),
-                        "max_codes": max_codes,
-                    }
-                )
-                note("token", c, res)
-                if res.get("rate"):
-                    # the next (lower) concurrency needs at most this many codes
-                    max_codes = int(res["rate"] * (args.warmup + args.duration) * 1.3) + 100
-        if "sso" in args.rows:
-            sampler.phase = "sso"
-            for c in concs:
-                note("sso", c, driver({**base, "mode": "sso", "concurrency": c}))
-        if "full" in args.rows:
-            sampler.phase = "full"
-            for c in concs:
-                top = c == max(concs) and server.password_hash is not None
-                before = argon2_alone(server.password_hash, args.duration) if top else None
-                res = note("full", c, driver({**base, "mode": "full", "concurrency": c}))
-                if top:
-                    after = argon2_alone(server.password_hash, args.duration)
-                    alone = med([before, after])
-                    out["argon2_alone"] = {"before": before, "after": after, "rate": alone}
-                    if alone and res.get("rate"):
-                        out["argon2_alone"]["full_ratio"] = res["rate"] / alone
-                        log(
-                            f"  {server.target:8s} argon2id alone {before or 0:.1f}/s before, "
-                            f"{after or 0:.1f}/s after: full flows at c={c} are {res['rate'] / alone * 100:.1f} % of it"
-                        )
-        sampler.phase = "idle"
-        if server.proc.poll() is not None:
-            record_failure(server.target, "server", 0, {"error_samples": [f"server exited {server.proc.returncode}"]})
-    finally:
-        sampler.stop()
-        out["rss"] = dict(sampler.peaks)
-    return out
+            self.record_failure(self.server.target, "check", 1, chk)
+            log(f"  {self.server.target}: correctness check FAILED: {chk.get('error_samples')}")
+        return bool(chk.get("ok"))
+
+    def row(self, row: str) -> None:
+        """Every concurrency of one row."""
+        self.sampler.phase = row
+        try:
+            getattr(self, f"_{row}")()
+        finally:
+            self.sampler.phase = "idle"
+
+    def _discovery(self) -> None:
+        issuer = self.server.issuer
+        exp = ['"issuer"', json.dumps(issuer)]
+        wrk(issuer, "/.well-known/openid-configuration", max(self.concs), self.args.warmup, exp)
+        for c in self.concs:
+            self._note("discovery", c, wrk(issuer, "/.well-known/openid-configuration", c, self.args.duration, exp))
+
+    def _userinfo(self) -> None:
+        at = driver({**self.base, "mode": "mint-access-token", "concurrency": 1})
+        if not at.get("ok"):
+            self.record_failure(self.server.target, "userinfo", 0, at)
+            return
+        path = "/" + at["userinfo_endpoint"].split("/", 3)[3]
+        exp = ['"sub"', json.dumps(at["sub"])]
+        auth = f"Bearer {at['access_token']}"
+        wrk(self.server.issuer, path, max(self.concs), self.args.warmup, exp, auth)
+        for c in self.concs:
+            self._note("userinfo", c, wrk(self.server.issuer, path, c, self.args.duration, exp, auth))
+
+    def _token(self) -> None:
+        args = self.args
+        max_codes = 60000
+        for c in self.concs:
+            res = driver(
+                {
+                    **self.base,
+                    "mode": "token",
+                    "concurrency": c,
+                    "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1),
+                    "max_codes": max_codes,
+                }
+            )
+            self._note("token", c, res)
+            if res.get("rate"):
+                # the next (lower) concurrency needs at most this many codes
+                max_codes = int(res["rate"] * (args.warmup + args.duration) * 1.3) + 100
+
+    def _sso(self) -> None:
+        for c in self.concs:
+            self._note("sso", c, driver({**self.base, "mode": "sso", "concurrency": c}))
+
+    def _full(self) -> None:
+        server, args = self.server, self.args
+        for c in self.concs:
+            top = c == max(self.concs) and server.password_hash is not None
+            before = argon2_alone(server.password_hash, args.duration) if top else None
+            res = self._note("full", c, driver({**self.base, "mode": "full", "concurrency": c}))
+            if top:
+                after = argon2_alone(server.password_hash, args.duration)
+                alone = med([before, after])
+                self.out["argon2_alone"] = {"before": before, "after": after, "rate": alone}
+                if alone and res.get("rate"):
+                    self.out["argon2_alone"]["full_ratio"] = res["rate"] / alone
+                    log(
+                        f"  {server.target:8s} argon2id alone {before or 0:.1f}/s before, "
+                        f"{after or 0:.1f}/s after: full flows at c={c} are {res['rate'] / alone * 100:.1f} % of it"
+                    )
+
+    def finish(self) -> dict:
+        """Stops sampling; the result: {row: {conc: result}, 'rss': {...}, ...}."""
+        self.sampler.stop()
+        self.out["rss"] = dict(self.sampler.peaks)
+        if self.pg_cpu["wall_s"]:
+            self.out["pg_cpu"] = self.pg_cpu
+        if self.server.proc.poll() is not None:
+            self.record_failure(
+                self.server.target, "server", 0, {"error_samples": [f"server exited {self.server.proc.returncode}"]}
+            )
+        return self.out
 
 
 def ceiling(workdir: Path, duration: float) -> dict:
@@ -1114,38 +1141,59 @@ def main() -> int:
     cpu = CpuAccount()
     pg = PostgresPin() if "postgres" in targets else None
     for run_no in range(1, args.runs + 1):
-        for target in targets:
-            log(f"run {run_no}/{args.runs}: {TARGET_LABEL[target]}")
-            cpu.mark()
-            on_pg = pg is not None and target == "postgres"
-            # PostgreSQL on the load-generator core for this target only (restored on any exit)
-            with pg.pinned() if on_pg else contextlib.nullcontext():
-                pg_cpu0 = pg.cpu_seconds() if on_pg else None
-                try:
-                    server = (
-                        start_node(workdir, run_no) if target == "node" else start_campusid(target, workdir, run_no)
-                    )
-                except Exception as exc:  # noqa: BLE001 - a target that cannot start fails the run, others go on
-                    record_failure(target, "start", 0, {"errors": 1, "error_samples": [str(exc)[:1500]]})
-                    log(f"  {target} did not start: {str(exc)[:1500]}")
-                    continue
-                meta["password_label"][target] = server.password_label
-                try:
-                    rows_t0, rows_c0 = time.monotonic(), pg.cpu_seconds() if on_pg else None
-                    result = bench_target(server, args, record_failure)
-                    all_runs[target].append(result)
-                    rows_c1 = pg.cpu_seconds() if on_pg else None
-                    if rows_c0 is not None and rows_c1 is not None:
-                        wall = time.monotonic() - rows_t0
-                        result["pg_cpu"] = {"cpu_s": rows_c1 - rows_c0, "wall_s": wall}
-                        log(
-                            f"  PostgreSQL used {rows_c1 - rows_c0:.1f} s CPU over {wall:.1f} s of rows "
-                            f"({(rows_c1 - rows_c0) / wall:.2f} core; the whole server, any other client included)"
+        # every target's server runs for the whole run (idle but for its own rows); each row goes
+        # through the targets in turn, and the order rotates from run to run
+        k = (run_no - 1) % len(targets)
+        order = list(targets[k:] + targets[:k])
+        log(f"run {run_no}/{args.runs}: rows interleaved, targets in the order {', '.join(order)}")
+        cpu.mark()
+        # PostgreSQL on the load-generator core for the run (restored on any exit); idle outside its rows
+        with pg.pinned() if pg is not None else contextlib.nullcontext():
+            pg_cpu0 = pg.cpu_seconds() if pg is not None else None
+            servers: list[Server] = []
+            benches: dict[str, TargetBench] = {}
+            try:
+                for target in order:
+                    try:
+                        server = (
+                            start_node(workdir, run_no) if target == "node" else start_campusid(target, workdir, run_no)
                         )
-                finally:
+                    except Exception as exc:  # noqa: BLE001 - a target that cannot start fails the run, others go on
+                        record_failure(target, "start", 0, {"errors": 1, "error_samples": [str(exc)[:1500]]})
+                        log(f"  {target} did not start: {str(exc)[:1500]}")
+                        continue
+                    servers.append(server)
+                    meta["password_label"][target] = server.password_label
+                    benches[target] = TargetBench(server, args, record_failure)
+                for target in order:
+                    if target in benches and not benches[target].check():
+                        all_runs[target].append(benches.pop(target).finish())
+                for row in args.rows:
+                    for target in order:
+                        bench = benches.get(target)
+                        if bench is None:
+                            continue
+                        on_pg = pg is not None and target == "postgres"
+                        t0, c0 = time.monotonic(), pg.cpu_seconds() if on_pg else None
+                        bench.row(row)
+                        c1 = pg.cpu_seconds() if on_pg else None
+                        if c0 is not None and c1 is not None:
+                            bench.pg_cpu["cpu_s"] += c1 - c0
+                            bench.pg_cpu["wall_s"] += time.monotonic() - t0
+                for target, bench in benches.items():
+                    result = bench.finish()
+                    all_runs[target].append(result)
+                    if "pg_cpu" in result:
+                        used, wall = result["pg_cpu"]["cpu_s"], result["pg_cpu"]["wall_s"]
+                        log(
+                            f"  PostgreSQL used {used:.1f} s CPU over {wall:.1f} s of PostgreSQL rows "
+                            f"({used / wall:.2f} core; the whole server, any other client included)"
+                        )
+            finally:
+                for server in servers:
                     server.stop()
-                    pg_cpu1 = pg.cpu_seconds() if on_pg else None
-                    cpu.sample(pg_cpu1 - pg_cpu0 if pg_cpu0 is not None and pg_cpu1 is not None else 0.0)
+                pg_cpu1 = pg.cpu_seconds() if pg is not None else None
+                cpu.sample(pg_cpu1 - pg_cpu0 if pg_cpu0 is not None and pg_cpu1 is not None else 0.0)
     log(f"done in {time.monotonic() - started:.0f} s")
     meta["background"] = cpu.summary()
     meta["postgres_pinning"] = pg.summary() if pg else ""
