@@ -397,8 +397,10 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
     }
     if workers > 1:
         if not cfg.redis_url:
-            err.print("[yellow]warning:[/] several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
-                      "counters, so each limit is multiplied by the number of workers")
+            err.print(
+                "[yellow]warning:[/] several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
+                "counters, so each limit is multiplied by the number of workers"
+            )
         if cfg.database_url.startswith("sqlite"):
             err.print("[yellow]warning:[/] several workers on SQLite share one file; use PostgreSQL to scale out")
         os.environ.setdefault("CAMPUSID_ISSUER", cfg.issuer.canonical)

@@ -81,7 +81,11 @@ INSERT_INTERACTION = Statement.of(
     "VALUES (:id_hash, :kind, :params, :user_id, :auth_time, :created_at, :expires_at)"
 )
 FINISH_INTERACTION = Statement.of("DELETE FROM interactions WHERE id_hash = :h RETURNING id_hash")
-USER_FOR_LOGIN = Statement.of("SELECT id, password_hash FROM users WHERE username = :name")
+INTERACTION_WITH_LOGIN_USER = Statement.of(
+    "SELECT i.id_hash, i.kind, i.params, i.user_id, i.auth_time, u.id AS login_user_id, "
+    "u.password_hash AS login_password_hash FROM interactions i LEFT JOIN users u ON u.username = :name "
+    "WHERE i.id_hash = :h AND i.expires_at > :now"
+)
 INSERT_SESSION = Statement.of(
     "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
     "VALUES (:id_hash, :user_id, :auth_time, :created_at, :expires_at)"
@@ -111,6 +115,12 @@ GRANT_WITH_USER = Statement.of(
 def _json_list(raw: str) -> tuple:
     """A client's JSON list column, decoded once per distinct value (immutable, so shareable)."""
     return tuple(json.loads(raw))
+
+
+def _interaction(row: dict | None) -> dict | None:
+    if row is not None and isinstance(row["params"], str):
+        row["params"] = json.loads(row["params"])
+    return row
 
 
 def _client(row: dict) -> dict:
@@ -149,10 +159,13 @@ class HotPath:
 
     # -- the sign-in pages: pending interactions, the password check's user, new sessions -------
     async def interaction(self, id_hash: str, now: int) -> dict | None:
-        row = await self.backend.one(INTERACTION, {"h": id_hash, "now": now})
-        if row is not None and isinstance(row["params"], str):
-            row["params"] = json.loads(row["params"])
-        return row
+        return _interaction(await self.backend.one(INTERACTION, {"h": id_hash, "now": now}))
+
+    async def interaction_with_login_user(self, id_hash: str, now: int, username: str) -> dict | None:
+        """The live interaction (None if gone) with the user the login form names, read together:
+        `login_user_id` and `login_password_hash` are None when no such user exists."""
+        params = {"h": id_hash, "now": now, "name": username}
+        return _interaction(await self.backend.one(INTERACTION_WITH_LOGIN_USER, params))
 
     async def create_interaction(self, row: dict) -> None:
         await self.backend.run(INSERT_INTERACTION, {**row, "params": json.dumps(row["params"], separators=(",", ":"))})
@@ -160,9 +173,6 @@ class HotPath:
     async def finish_interaction(self, id_hash: str) -> bool:
         """Delete the interaction; True for the one caller that finished it."""
         return await self.backend.one(FINISH_INTERACTION, {"h": id_hash}) is not None
-
-    async def user_for_login(self, username: str) -> dict | None:
-        return await self.backend.one(USER_FOR_LOGIN, {"name": username})
 
     async def create_session(self, row: dict) -> None:
         await self.backend.run(INSERT_SESSION, row)

@@ -249,6 +249,7 @@ async def authorize(request: Request) -> Response:
         return error_redirect(ctx, redirect_uri, exc, state)
     req = {
         "client_id": client["client_id"],
+        "client_name": client["name"],  # shown on the login page without another lookup
         "redirect_uri": redirect_uri,
         "state": state,
         "nonce": nonce,

@@ -74,6 +74,7 @@ def build_context(settings: Settings, store: Store) -> Context:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # the templates ship with the package: no stat() of each file per page
     )
     return Context(
         settings=settings,

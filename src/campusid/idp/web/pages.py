@@ -43,14 +43,14 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-async def _client_name(ctx: Context, interaction: dict) -> str | None:
+def _client_name(interaction: dict) -> str | None:
+    """The application's name, as the authorization request that began the interaction found it."""
     if interaction["kind"] != "authorize":
         return None
-    client = await ctx.store.hot.client(interaction["params"]["client_id"])
-    return client["name"] if client else None
+    return interaction["params"].get("client_name")
 
 
-async def _login_page(
+def _login_page(
     ctx: Context,
     interaction: dict,
     status: int = 200,
@@ -66,7 +66,7 @@ async def _login_page(
         error=error,
         username=username,
         csrf=csrf_token(ctx, "login", interaction["raw_id"]),
-        client_name=await _client_name(ctx, interaction),
+        client_name=_client_name(interaction),
         action=ctx.path("/login"),
     )
 
@@ -82,35 +82,40 @@ async def login_get(request: Request) -> Response:
         response = _see_other(ctx.path("/login"))
         await begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
         return response
-    return await _login_page(ctx, interaction)
+    return _login_page(ctx, interaction)
 
 
 async def login_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    interaction = await current_interaction(ctx, request)
+    try:
+        form, form_error = await read_form(request), None
+    except OAuthError as exc:
+        form, form_error = {}, exc
+    username = form.get("username", "").strip()
+    password = form.get("password", "")
+    # One statement: the interaction and the user the form names (DESIGN 6: no avoidable round trips).
+    interaction = await current_interaction(
+        ctx, request, login_username=username if len(username) <= MAX_USERNAME else ""
+    )
     if interaction is None:
         return error_page(
             ctx, "This sign-in page has expired. Go back to the application and start again.", title="Sign-in expired"
         )
-    try:
-        form = await read_form(request)
-    except OAuthError as exc:
-        return await _login_page(ctx, interaction, 400, error=exc.description or "The form could not be read.")
+    if form_error is not None:
+        return _login_page(ctx, interaction, 400, error=form_error.description or "The form could not be read.")
     if not csrf_ok(ctx, "login", interaction["raw_id"], form.get("csrf_token")):
-        return await _login_page(
+        return _login_page(
             ctx, interaction, 403, error="The form expired or was not sent from this page. Please try again."
         )
-    username = form.get("username", "").strip()
-    password = form.get("password", "")
     if not username or not password or len(username) > MAX_USERNAME or len(password) > MAX_PASSWORD:
-        return await _login_page(
+        return _login_page(
             ctx, interaction, 400, error="Enter your username and password.", username=username[:MAX_USERNAME]
         )
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.before_password(username, request)
         if blocked is not None:
-            return await _login_page(
+            return _login_page(
                 ctx,
                 interaction,
                 429,
@@ -118,12 +123,14 @@ async def login_post(request: Request) -> Response:
                 username=username,
                 headers={"Retry-After": str(blocked)},
             )
-    user = await ctx.store.hot.user_for_login(username)
+    user = {"id": interaction["login_user_id"], "password_hash": interaction["login_password_hash"]}
+    if user["id"] is None:
+        user = None
     ok = await ctx.passwords.verify_async(user["password_hash"] if user else None, password)
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
         if blocked is not None:
-            return await _login_page(
+            return _login_page(
                 ctx,
                 interaction,
                 429,
@@ -132,9 +139,7 @@ async def login_post(request: Request) -> Response:
                 headers={"Retry-After": str(blocked)},
             )
     if not ok or user is None:
-        return await _login_page(
-            ctx, interaction, 401, error="The username or password is not correct.", username=username
-        )
+        return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if ctx.passwords.needs_rehash(user["password_hash"]):
         new_hash = await ctx.passwords.hash_async(password)
         ctx.store.users.set_password_hash(user["id"], new_hash)
@@ -243,9 +248,7 @@ async def consent_post(request: Request) -> Response:
     return await _complete(ctx, interaction, client, subject, decision)
 
 
-async def _complete(
-    ctx: Context, interaction: dict, client: dict, subject: tuple[str, int], decision: str
-) -> Response:
+async def _complete(ctx: Context, interaction: dict, client: dict, subject: tuple[str, int], decision: str) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
     req = interaction["params"]
     if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):

@@ -115,11 +115,17 @@ async def begin_interaction(
     return raw
 
 
-async def current_interaction(ctx: Context, request: Request) -> dict | None:
+async def current_interaction(ctx: Context, request: Request, login_username: str | None = None) -> dict | None:
+    """This browser's pending interaction, with `raw_id` (the cookie value), or None. With
+    `login_username`, the user of that name is read in the same statement (`login_user_id`,
+    `login_password_hash`)."""
     raw = _cookie(ctx, request, INTERACTION)
     if raw is None:
         return None
-    row = await ctx.store.hot.interaction(token_hash(raw), int(time.time()))
+    if login_username is None:
+        row = await ctx.store.hot.interaction(token_hash(raw), int(time.time()))
+    else:
+        row = await ctx.store.hot.interaction_with_login_user(token_hash(raw), int(time.time()), login_username)
     if row is None:
         return None
     row["raw_id"] = raw

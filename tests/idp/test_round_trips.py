@@ -1,0 +1,111 @@
+"""Database round trips of each step of a sign-in (DESIGN 6: no avoidable round trips).
+
+Counted where every hot statement goes (the hot path's backend), so the figures hold on SQLite
+and on PostgreSQL alike; a change that adds a statement to a step fails here and must say why.
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+import pytest
+
+from campusid.idp.store import hot
+from tests.idp.conftest import WEB_REDIRECT
+from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields
+
+NAMES = {id(v): k for k, v in vars(hot).items() if isinstance(v, hot.Statement)}
+
+
+@pytest.fixture
+def statements(idp, monkeypatch):
+    """The names of the hot statements run, in order, since the last clear()."""
+    seen: list[str] = []
+    backend = idp.store.hot.backend
+    one, run = backend.one, backend.run
+
+    async def counted_one(stmt, params):
+        seen.append(NAMES[id(stmt)])
+        return await one(stmt, params)
+
+    async def counted_run(stmt, params):
+        seen.append(NAMES[id(stmt)])
+        return await run(stmt, params)
+
+    monkeypatch.setattr(backend, "one", counted_one)
+    monkeypatch.setattr(backend, "run", counted_run)
+    return seen
+
+
+def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, browser, statements):
+    idp.store.consents.remember(idp.student["id"], idp.web_id, ["openid", "profile"], int(time.time()))
+    flow = auth_params(idp.web_id, WEB_REDIRECT)
+
+    r = browser.get(f"/oauth/authorize?{urlencode(flow.params)}")
+    assert r.status_code == 303 and r.headers["location"] == "/login"
+    assert statements == ["AUTHORIZE_CONTEXT", "INSERT_INTERACTION"]
+
+    statements.clear()
+    r = browser.get("/login")
+    assert r.status_code == 200
+    # the application's name comes with the interaction, not from another lookup
+    assert "to continue to <strong>web app</strong>" in r.text
+    assert statements == ["INTERACTION"]
+
+    statements.clear()
+    action, fields = form_fields(r.text, "login-form")
+    r = browser.post(action, data={**fields, "username": "alice", "password": PASSWORD})
+    assert r.status_code == 303
+    code = callback_params(r.headers["location"])["code"]
+    # the interaction and the user in one statement; then finish it, the consent, the code, the session
+    assert statements == [
+        "INTERACTION_WITH_LOGIN_USER",
+        "FINISH_INTERACTION",
+        "CLIENT_WITH_CONSENT",
+        "INSERT_GRANT",
+        "INSERT_SESSION",
+    ]
+
+    statements.clear()
+    r = browser.post(
+        "/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": WEB_REDIRECT,
+            "code_verifier": flow.verifier,
+        },
+        auth=(idp.web_id, idp.web_secret),
+    )
+    assert r.status_code == 200, r.text
+    assert statements == ["CLIENT", "REDEEM_CODE"]
+
+    statements.clear()
+    r = browser.get(f"/oauth/authorize?{urlencode(auth_params(idp.web_id, WEB_REDIRECT).params)}")
+    assert r.status_code == 303 and "code" in callback_params(r.headers["location"])
+    assert statements == ["AUTHORIZE_CONTEXT", "INSERT_GRANT"]  # signed in: context, then the code
+
+
+def test_the_login_form_reads_no_user_when_the_interaction_is_gone(idp, browser, statements):
+    r = browser.post("/login", data={"username": "alice", "password": PASSWORD})
+    assert r.status_code == 400 and "expired" in r.text
+    assert statements == []  # no interaction cookie: nothing to read
+
+
+def test_an_overlong_username_is_not_looked_up(idp, browser, statements):
+    browser.get(f"/oauth/authorize?{urlencode(auth_params(idp.web_id, WEB_REDIRECT).params)}")
+    action, fields = form_fields(browser.get("/login").text, "login-form")
+    statements.clear()
+    captured: list[dict] = []
+    backend = idp.store.hot.backend
+    counted = backend.one
+
+    async def capture(stmt, params):
+        captured.append(params)
+        return await counted(stmt, params)
+
+    backend.one = capture
+    r = browser.post(action, data={**fields, "username": "a" * 65, "password": PASSWORD})
+    assert r.status_code == 400 and "Enter your username and password." in r.text
+    assert statements == ["INTERACTION_WITH_LOGIN_USER"] and captured[0]["name"] == ""
