@@ -308,11 +308,27 @@ def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: Json
 # -- keys, db, records ------------------------------------------------------------------------
 def _keys(svc: Services):
     from campusid.idp.keys import KeyManager
+    from campusid.idp.store.db import StoreError
 
     s = svc.settings
     keys = KeyManager(svc.store, s.secret_key, s.jwks_max_age, s.max_token_lifetime)
-    keys.ensure()
+    try:
+        keys.ensure()
+    except StoreError as exc:  # e.g. another CAMPUSID_SECRET_KEY than the keys were sealed with
+        fail(str(exc), 2)
     return keys
+
+
+def check_keys_or_fail(cfg: Settings, store) -> None:
+    """Before serving: the signing keys exist and this CAMPUSID_SECRET_KEY opens them."""
+    from campusid.idp.keys import KeyManager
+    from campusid.idp.store.db import StoreError
+
+    try:
+        KeyManager(store, cfg.secret_key, cfg.jwks_max_age, cfg.max_token_lifetime).ensure()
+    except StoreError as exc:
+        store.close()
+        fail(str(exc), 2)
 
 
 @keys_app.command("rotate")
@@ -418,7 +434,9 @@ def serve(
 ):
     """Serve the OpenID Provider."""
     cfg = settings(port)
-    open_store_or_fail(cfg).close()
+    store = open_store_or_fail(cfg)
+    check_keys_or_fail(cfg, store)
+    store.close()
     err.print(
         f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})",
         highlight=False,
@@ -437,6 +455,7 @@ def demo(
 
     svc_cfg = settings(port)
     store = open_store_or_fail(svc_cfg)
+    check_keys_or_fail(svc_cfg, store)
     from campusid.idp.passwords import Passwords
 
     s = svc_cfg

@@ -2,9 +2,10 @@
 
 import time
 
+import pytest
 from joserfc import jwt
 
-from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager
+from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager, WrongSecretKey
 
 
 def test_private_keys_are_encrypted_at_rest(idp):
@@ -14,12 +15,8 @@ def test_private_keys_are_encrypted_at_rest(idp):
         assert b"PRIVATE KEY" not in row["private_enc"]
         assert "d" not in row["public_jwk"]
     other = KeyManager(idp.store, "x" * 48, 300, 900)  # the wrong secret key cannot open them
-    try:
+    with pytest.raises(WrongSecretKey, match="not the secret key the keys were created with"):
         other.reload()
-    except Exception as exc:  # noqa: BLE001 - cryptography raises InvalidTag
-        assert type(exc).__name__ == "InvalidTag"
-    else:
-        raise AssertionError("keys opened with the wrong secret")
 
 
 def test_rotation_publishes_the_next_key_before_it_signs_and_keeps_the_old(idp, browser):
@@ -61,3 +58,15 @@ def test_cli_keys_rotate(idp_env):
     kids = {k["kid"] for k in out["keys"]}
     assert {k["kid"] for k in first["keys"]} <= kids
     assert all(k["published"] for k in out["keys"])
+
+
+@pytest.mark.parametrize("command", [("serve", "--port", "1"), ("keys", "list")])
+def test_another_secret_key_is_a_clear_error_not_a_traceback(idp_env, command):
+    from tests.conftest import run_cli
+
+    run_cli(idp_env, "keys", "list")  # creates and seals the keys
+    proc = run_cli({**idp_env, "CAMPUSID_SECRET_KEY": "y" * 48}, *command, check=False)
+    assert proc.returncode == 2
+    assert "CAMPUSID_SECRET_KEY does not open the signing key" in proc.stderr
+    assert "Traceback" not in proc.stderr and "InvalidTag" not in proc.stderr
+    assert idp_env["CAMPUSID_SECRET_KEY"] not in proc.stderr + proc.stdout

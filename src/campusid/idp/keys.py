@@ -12,15 +12,21 @@ import threading
 import time
 from dataclasses import dataclass
 
+from cryptography.exceptions import InvalidTag
 from joserfc.jwk import ECKey, KeySet, RSAKey
 
 from campusid.idp.crypto import Sealer, new_token
 from campusid.idp.store import Store
+from campusid.idp.store.db import StoreError
 
 ID_TOKEN_ALG = "RS256"
 ACCESS_TOKEN_ALG = "ES256"
 ALGS = (ID_TOKEN_ALG, ACCESS_TOKEN_ALG)
 _RELOAD_SECONDS = 10
+
+
+class WrongSecretKey(StoreError):
+    """The stored private keys were sealed under another CAMPUSID_SECRET_KEY."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,7 @@ class KeyManager:
                 r["activates_at"] for r in rows if r["alg"] == row["alg"] and r["activates_at"] > row["activates_at"]
             ]
             # Unsealing and parsing a private key is slow: do it once per key, not per reload.
-            private = known.get(row["kid"]) or _import(
-                row["alg"], self._sealer.open(row["private_enc"]), row["public_jwk"]
-            )
+            private = known.get(row["kid"]) or _import(row["alg"], self._unseal(row), row["public_jwk"])
             keys.append(
                 _Key(
                     row["kid"],
@@ -121,6 +125,16 @@ class KeyManager:
             self._keys = keys
             self._loaded_at = time.monotonic()
             self._verify_set = None
+
+    def _unseal(self, row: dict) -> bytes:
+        try:
+            return self._sealer.open(row["private_enc"])
+        except InvalidTag:
+            raise WrongSecretKey(
+                f"CAMPUSID_SECRET_KEY does not open the signing key {row['kid']} stored in the database: it is "
+                "not the secret key the keys were created with. Start campusid with that key (the stored keys "
+                "cannot be opened without it)."
+            ) from None
 
     def _current(self) -> list[_Key]:
         if time.monotonic() - self._loaded_at > _RELOAD_SECONDS:
