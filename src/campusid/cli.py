@@ -307,28 +307,22 @@ def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: Json
 
 # -- keys, db, records ------------------------------------------------------------------------
 def _keys(svc: Services):
+    return ready_keys_or_fail(svc.settings, svc.store)
+
+
+def ready_keys_or_fail(cfg: Settings, store):
+    """The key manager with its keys loaded (created if there are none); exit 2 when this
+    CAMPUSID_SECRET_KEY cannot open them (or the database cannot be read)."""
     from campusid.idp.keys import KeyManager
     from campusid.idp.store.db import StoreError
 
-    s = svc.settings
-    keys = KeyManager(svc.store, s.secret_key, s.jwks_max_age, s.max_token_lifetime)
+    keys = KeyManager(store, cfg.secret_key, cfg.jwks_max_age, cfg.max_token_lifetime)
     try:
         keys.ensure()
-    except StoreError as exc:  # e.g. another CAMPUSID_SECRET_KEY than the keys were sealed with
-        fail(str(exc), 2)
-    return keys
-
-
-def check_keys_or_fail(cfg: Settings, store) -> None:
-    """Before serving: the signing keys exist and this CAMPUSID_SECRET_KEY opens them."""
-    from campusid.idp.keys import KeyManager
-    from campusid.idp.store.db import StoreError
-
-    try:
-        KeyManager(store, cfg.secret_key, cfg.jwks_max_age, cfg.max_token_lifetime).ensure()
     except StoreError as exc:
         store.close()
         fail(str(exc), 2)
+    return keys
 
 
 @keys_app.command("rotate")
@@ -435,7 +429,7 @@ def serve(
     """Serve the OpenID Provider."""
     cfg = settings(port)
     store = open_store_or_fail(cfg)
-    check_keys_or_fail(cfg, store)
+    ready_keys_or_fail(cfg, store)
     store.close()
     err.print(
         f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})",
@@ -455,7 +449,7 @@ def demo(
 
     svc_cfg = settings(port)
     store = open_store_or_fail(svc_cfg)
-    check_keys_or_fail(svc_cfg, store)
+    ready_keys_or_fail(svc_cfg, store)
     from campusid.idp.passwords import Passwords
 
     s = svc_cfg

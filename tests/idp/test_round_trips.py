@@ -18,19 +18,33 @@ from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_field
 NAMES = {id(v): k for k, v in vars(hot).items() if isinstance(v, hot.Statement)}
 
 
+class Recorded(list):
+    """Names of the hot statements run, in order; `params` holds each one's parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.params: list[dict] = []
+
+    def clear(self) -> None:
+        super().clear()
+        self.params.clear()
+
+
 @pytest.fixture
 def statements(idp, monkeypatch):
-    """The names of the hot statements run, in order, since the last clear()."""
-    seen: list[str] = []
+    """The hot statements run since the last clear()."""
+    seen = Recorded()
     backend = idp.store.hot.backend
     one, run = backend.one, backend.run
 
     async def counted_one(stmt, params):
         seen.append(NAMES[id(stmt)])
+        seen.params.append(params)
         return await one(stmt, params)
 
     async def counted_run(stmt, params):
         seen.append(NAMES[id(stmt)])
+        seen.params.append(params)
         return await run(stmt, params)
 
     monkeypatch.setattr(backend, "one", counted_one)
@@ -97,15 +111,6 @@ def test_an_overlong_username_is_not_looked_up(idp, browser, statements):
     browser.get(f"/oauth/authorize?{urlencode(auth_params(idp.web_id, WEB_REDIRECT).params)}")
     action, fields = form_fields(browser.get("/login").text, "login-form")
     statements.clear()
-    captured: list[dict] = []
-    backend = idp.store.hot.backend
-    counted = backend.one
-
-    async def capture(stmt, params):
-        captured.append(params)
-        return await counted(stmt, params)
-
-    backend.one = capture
     r = browser.post(action, data={**fields, "username": "a" * 65, "password": PASSWORD})
     assert r.status_code == 400 and "Enter your username and password." in r.text
-    assert statements == ["INTERACTION_WITH_LOGIN_USER"] and captured[0]["name"] == ""
+    assert statements == ["INTERACTION_WITH_LOGIN_USER"] and statements.params[0]["name"] == ""

@@ -123,10 +123,8 @@ async def login_post(request: Request) -> Response:
                 username=username,
                 headers={"Retry-After": str(blocked)},
             )
-    user = {"id": interaction["login_user_id"], "password_hash": interaction["login_password_hash"]}
-    if user["id"] is None:
-        user = None
-    ok = await ctx.passwords.verify_async(user["password_hash"] if user else None, password)
+    user_id, stored_hash = interaction["login_user_id"], interaction["login_password_hash"]
+    ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
         if blocked is not None:
@@ -138,20 +136,20 @@ async def login_post(request: Request) -> Response:
                 username=username,
                 headers={"Retry-After": str(blocked)},
             )
-    if not ok or user is None:
+    if not ok or user_id is None:
         return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
-    if ctx.passwords.needs_rehash(user["password_hash"]):
+    if ctx.passwords.needs_rehash(stored_hash):
         new_hash = await ctx.passwords.hash_async(password)
-        ctx.store.users.set_password_hash(user["id"], new_hash)
+        ctx.store.users.set_password_hash(user_id, new_hash)
     now = int(time.time())
     if interaction["kind"] == "authorize":
         if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):
             return error_page(ctx, "This sign-in was already completed. Start again from the application.")
-        response = await _after_login(ctx, interaction["params"], user["id"], now)
+        response = await _after_login(ctx, interaction["params"], user_id, now)
     else:
         response = _see_other(interaction["params"].get("next") or ctx.path("/"))
         await finish_interaction(ctx, interaction, response)
-    await start_session(ctx, request, response, user["id"], now)
+    await start_session(ctx, request, response, user_id, now)
     return response
 
 
