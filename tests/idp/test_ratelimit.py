@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from campusid.idp.crypto import token_hash
 from campusid.idp.issuer import canonical_issuer
 from campusid.idp.ratelimit import Limiter
-from tests.idp.conftest import ISSUER, IdP
+from tests.idp.conftest import ISSUER, WEB_REDIRECT, IdP
 from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields, login_through_pages, make_user
 
 REDIS_URL = os.environ.get("CAMPUSID_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -257,6 +257,28 @@ def test_unauthenticated_token_requests_do_not_use_a_clients_budget(make_idp):
         assert r.status_code == 401
     form = {"grant_type": "refresh_token", "refresh_token": "bogus"}
     assert b.post("/oauth/token", data=form, auth=(idp.web_id, idp.web_secret)).status_code == 400
+
+
+def test_a_code_exchange_refused_for_the_rate_limit_keeps_its_code_for_the_retry(make_idp, clock):
+    idp = make_idp(limit_token_per_client="1/minute")
+    b = browser_at(idp)
+    flow = auth_params(idp.web_id, WEB_REDIRECT)
+    code = login_through_pages(b, idp.issuer, flow, "alice")["code"]
+    web = (idp.web_id, idp.web_secret)
+    spent = b.post("/oauth/token", data={"grant_type": "refresh_token", "refresh_token": "bogus"}, auth=web)
+    assert spent.status_code == 400  # this minute's one request
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": WEB_REDIRECT,
+        "code_verifier": flow.verifier,
+    }
+    r = b.post("/oauth/token", data=form, auth=web)
+    assert r.status_code == 429 and r.json()["error"] == "slow_down"
+    clock.advance(61)
+    r = b.post("/oauth/token", data=form, auth=web)
+    assert r.status_code == 200, r.text
+    assert r.json()["id_token"]
 
 
 # -- storage ----------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from urllib.parse import urlencode
 
 import pytest
 
+from campusid.idp.crypto import token_hash
 from campusid.idp.store import hot
 from tests.idp.conftest import WEB_REDIRECT
-from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields
+from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields, login_through_pages
 
 NAMES = {id(v): k for k, v in vars(hot).items() if isinstance(v, hot.Statement)}
 
@@ -93,7 +94,10 @@ def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, b
         auth=(idp.web_id, idp.web_secret),
     )
     assert r.status_code == 200, r.text
-    assert statements == ["CLIENT", "REDEEM_CODE"]
+    # The client is read and the code redeemed together: one statement where the database can
+    # (PostgreSQL), the redemption then the client on SQLite (no UPDATE inside a CTE there).
+    pg = isinstance(idp.store.hot.backend, hot.PostgresBackend)
+    assert statements == (["CLIENT_AND_CODE"] if pg else ["REDEEM_CODE", "CLIENT"])
 
     statements.clear()
     r = browser.get(f"/oauth/authorize?{urlencode(auth_params(idp.web_id, WEB_REDIRECT).params)}")
@@ -114,3 +118,29 @@ def test_an_overlong_username_is_not_looked_up(idp, browser, statements):
     r = browser.post(action, data={**fields, "username": "a" * 65, "password": PASSWORD})
     assert r.status_code == 400 and "Enter your username and password." in r.text
     assert statements == ["INTERACTION_WITH_LOGIN_USER"] and statements.params[0]["name"] == ""
+
+
+@pytest.mark.parametrize("how", ["wrong secret", "suspended"])
+def test_a_client_that_does_not_authenticate_never_redeems_the_code(idp, browser, statements, how):
+    """The redemption itself checks the client, so a refused request writes nothing: a genuine
+    exchange racing it cannot find the code used (which would revoke the grant)."""
+    flow = auth_params(idp.web_id, WEB_REDIRECT)
+    code = login_through_pages(browser, idp.issuer, flow, "alice")["code"]
+    secret = idp.web_secret
+    if how == "wrong secret":
+        secret = "not-" + secret
+    else:
+        event = {"client_id": idp.web_id, "actor": "t", "action": "t", "feedback": None, "at": 0}
+        assert idp.store.clients.transition(idp.web_id, ["active"], {"state": "suspended"}, event)
+    statements.clear()
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": WEB_REDIRECT,
+        "code_verifier": flow.verifier,
+    }
+    r = browser.post("/oauth/token", data=form, auth=(idp.web_id, secret))
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    pg = isinstance(idp.store.hot.backend, hot.PostgresBackend)
+    assert statements == (["CLIENT_AND_CODE"] if pg else ["REDEEM_CODE", "CLIENT"])  # no RETURN_CODE
+    assert idp.store.grants.by_code(token_hash(code))["code_used_at"] is None

@@ -122,6 +122,36 @@ def test_bad_basic_credentials_are_401_with_www_authenticate(idp, browser, heade
     assert exchange_web(idp, browser, code, flow).status_code == 200
 
 
+def test_a_suspended_client_is_refused_without_consuming_its_code(idp, browser):
+    code, flow = web_code(idp, browser)
+
+    def move(from_state: str, to_state: str) -> None:
+        event = {"client_id": idp.web_id, "actor": "t", "action": "t", "from_state": from_state, "to_state": to_state}
+        assert idp.store.clients.transition(
+            idp.web_id, [from_state], {"state": to_state}, {**event, "feedback": None, "at": 0}
+        )
+
+    move("active", "suspended")
+    r = exchange_web(idp, browser, code, flow)
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    move("suspended", "active")
+    assert exchange_web(idp, browser, code, flow).status_code == 200
+
+
+def test_a_public_client_presenting_a_secret_is_refused_without_consuming_its_code(idp, browser):
+    code, flow = native_code(idp, browser)
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": flow.params["redirect_uri"],
+        "code_verifier": flow.verifier,
+    }
+    r = browser.post("/oauth/token", data=form, headers=basic(idp.native_id, "made-up"))
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    r = browser.post("/oauth/token", data={**form, "client_id": idp.native_id})
+    assert r.status_code == 200, r.text
+
+
 def test_web_client_cannot_skip_authentication_or_post_its_secret(idp, browser):
     code, flow = web_code(idp, browser)
     base = {

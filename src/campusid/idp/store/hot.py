@@ -96,11 +96,28 @@ INSERT_GRANT = Statement.of(
     "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
     ":redirect_uri, :code_challenge, :nonce, :scope, :auth_time, :created_at, :code_expires_at, NULL, NULL)"
 )
-REDEEM_CODE = Statement.of(
+# A code is redeemed only for the client that authenticates as its holder: the UPDATE checks the
+# client in the same statement (active; a web client's secret digest, a native client's lack of
+# one), so a request that client authentication refuses never consumes the code. The handler
+# still decides with client_auth.verify on the client row (constant time); this comparison of
+# SHA-256 digests only keeps the code for the genuine client.
+_REDEEM_CODE = (
     "UPDATE grants SET code_used_at = :now WHERE code_hash = :h AND client_id = :cid AND code_used_at IS NULL "
-    "AND code_expires_at > :now AND revoked_at IS NULL RETURNING id, client_id, user_id, redirect_uri, "
-    "code_challenge, nonce, scope, auth_time"
+    "AND code_expires_at > :now AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM clients a "
+    "WHERE a.client_id = :cid AND a.state = 'active' AND ((a.type = 'web' AND a.secret_hash = :sh) "
+    "OR (a.type = 'native' AND CAST(:sh AS TEXT) IS NULL))) "
+    "RETURNING id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time"
 )
+REDEEM_CODE = Statement.of(_REDEEM_CODE)
+_GRANT_COLUMNS = ("id", "user_id", "redirect_uri", "code_challenge", "nonce", "scope", "auth_time")
+# PostgreSQL: the client row and the redemption in one round trip (a data-modifying CTE).
+CLIENT_AND_CODE = Statement.of(
+    "WITH g AS (" + _REDEEM_CODE + ") SELECT c.client_id, c.name, c.type, c.state, c.secret_hash, "  # noqa: S608 - constant SQL, parameters bound
+    "c.redirect_uris, c.granted_scopes, c.sector_identifier_uri, g.id AS grant_id, g.user_id AS grant_user_id, "
+    "g.redirect_uri AS grant_redirect_uri, g.code_challenge AS grant_code_challenge, g.nonce AS grant_nonce, "
+    "g.scope AS grant_scope, g.auth_time AS grant_auth_time FROM clients c LEFT JOIN g ON true WHERE c.client_id = :cid"
+)
+RETURN_CODE = Statement.of("UPDATE grants SET code_used_at = NULL WHERE id = :gid AND code_used_at = :now")
 INSERT_REFRESH = Statement.of(
     "INSERT INTO refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at) "
     "VALUES (:token_hash, :grant_id, :created_at, :expires_at, NULL)"
@@ -183,9 +200,25 @@ class HotPath:
     async def create_grant(self, row: dict) -> None:
         await self.backend.run(INSERT_GRANT, row)
 
-    async def redeem_code(self, code_hash: str, client_id: str, now: int) -> dict | None:
-        """Consume a code once (DESIGN 3.4): the one caller whose UPDATE matched gets the grant."""
-        return await self.backend.one(REDEEM_CODE, {"h": code_hash, "cid": client_id, "now": now})
+    async def client_and_code(
+        self, client_id: str, secret_digest: str | None, code_hash: str, now: int
+    ) -> tuple[dict | None, dict | None]:
+        """The client (None if unknown) and, if that client authenticates with `secret_digest`
+        (None for a public client) and the code is its and live, the code's grant, consumed once
+        (DESIGN 3.4): of any number of concurrent redemptions exactly one UPDATE matches."""
+        params = {"h": code_hash, "cid": client_id, "now": now, "sh": secret_digest}
+        if isinstance(self.backend, PostgresBackend):
+            row = await self.backend.one(CLIENT_AND_CODE, params)
+            if row is None:
+                return None, None
+            grant = {col: row.pop(f"grant_{col}") for col in _GRANT_COLUMNS}
+            return _client(row), (grant if grant["id"] is not None else None)
+        grant = await self.backend.one(REDEEM_CODE, params)  # SQLite has no UPDATE in a CTE: two statements
+        return await self.client(client_id), grant
+
+    async def return_code(self, grant_id: str, now: int) -> None:
+        """Undo a redemption made at `now` that the request was then refused for (rate limit)."""
+        await self.backend.run(RETURN_CODE, {"gid": grant_id, "now": now})
 
     async def add_refresh(self, row: dict) -> None:
         await self.backend.run(INSERT_REFRESH, row)

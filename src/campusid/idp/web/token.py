@@ -4,6 +4,7 @@ authenticate the client, rate-limit, then a registry of grant handlers."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -11,7 +12,7 @@ from starlette.responses import Response
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import pkce
 from campusid.idp.protocol import scopes as scope_rules
-from campusid.idp.protocol.client_auth import authenticate
+from campusid.idp.protocol.client_auth import credentials, verify
 from campusid.idp.protocol.errors import (
     InvalidClient,
     InvalidGrant,
@@ -24,6 +25,27 @@ from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
 
 BASIC_CHALLENGE = {"WWW-Authenticate": 'Basic realm="campusid", charset="UTF-8"'}
+
+
+@dataclass
+class TokenRequest:
+    """A token request's form and presented credentials; `client` once they authenticated it."""
+
+    form: dict[str, str]
+    client_id: str
+    secret: str | None
+    client: dict | None = None
+
+    def accept(self, ctx: Context, row: dict | None) -> dict:
+        """The client, if `row` is the client the credentials authenticate (else InvalidClient),
+        counted against its token request budget (else SlowDown)."""
+        self.client = verify(row, self.secret)
+        if ctx.limiter is not None:
+            ctx.limiter.token_request(self.client["client_id"])
+        return self.client
+
+    async def authenticate(self, ctx: Context) -> dict:
+        return self.accept(ctx, await ctx.store.hot.client(self.client_id))
 
 
 def _required(form: dict[str, str], name: str) -> str:
@@ -89,13 +111,25 @@ def _refused_code(ctx: Context, code_hash: str, now: int) -> InvalidGrant:
     return InvalidGrant("the authorization code is invalid, expired or for another client")
 
 
-async def authorization_code(ctx: Context, client: dict, form: dict[str, str]) -> dict:
-    """RFC 6749 4.1.3 + RFC 7636 4.6; single use across workers; replay revokes (DESIGN 3.4)."""
+async def authorization_code(ctx: Context, req: TokenRequest) -> dict:
+    """RFC 6749 4.1.3 + RFC 7636 4.6; single use across workers; replay revokes (DESIGN 3.4).
+    The client is read and the code redeemed together (hot.client_and_code, gated on the client
+    authenticating), so a refused request leaves the code to its genuine client."""
+    form = req.form
+    if not form.get("code") or not form.get("redirect_uri"):
+        await req.authenticate(ctx)  # a bad client is told so first, as for every grant
     code = _required(form, "code")
     redirect_uri = _required(form, "redirect_uri")
     now = int(time.time())
     code_hash = token_hash(code)
-    grant = await ctx.store.hot.redeem_code(code_hash, client["client_id"], now)
+    digest = token_hash(req.secret) if req.secret is not None else None
+    row, grant = await ctx.store.hot.client_and_code(req.client_id, digest, code_hash, now)
+    try:
+        client = req.accept(ctx, row)
+    except OAuthError:
+        if grant is not None:  # over its rate limit: the client may retry with this code
+            await ctx.store.hot.return_code(grant["id"], now)
+        raise
     if grant is None:
         raise await ctx.run_db(_refused_code, ctx, code_hash, now)
     try:
@@ -124,8 +158,10 @@ def _rotate_refresh(ctx: Context, client: dict, digest: str, now: int) -> dict:
     return grant
 
 
-async def refresh_token(ctx: Context, client: dict, form: dict[str, str]) -> dict:
+async def refresh_token(ctx: Context, req: TokenRequest) -> dict:
     """RFC 6749 6 with rotation; a reused refresh token revokes its whole family (RFC 9700 4.14)."""
+    client = await req.authenticate(ctx)
+    form = req.form
     presented = _required(form, "refresh_token")
     now = int(time.time())
     grant = await ctx.run_db(_rotate_refresh, ctx, client, token_hash(presented), now)
@@ -155,21 +191,20 @@ async def token(request: Request) -> Response:
         form = await read_form(request)
     except OAuthError as exc:
         return oauth_error_response(exc)
-    client = None
+    req = None
     try:
-        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
-        if ctx.limiter is not None:
-            ctx.limiter.token_request(client["client_id"])
-        grant_type = _required(form, "grant_type")
-        handler = GRANTS.get(grant_type)
+        req = TokenRequest(form, *credentials(request.headers.get("authorization"), form))
+        handler = GRANTS.get(form.get("grant_type", ""))
         if handler is None:
+            await req.authenticate(ctx)
+            grant_type = _required(form, "grant_type")
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
-        body = await handler(ctx, client, form)
+        body = await handler(ctx, req)
     except InvalidClient as exc:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
-        return oauth_error_response(exc, _cors(request, client))
-    return json_response(body, 200, {**NO_STORE, **_cors(request, client)})
+        return oauth_error_response(exc, _cors(request, req and req.client))
+    return json_response(body, 200, {**NO_STORE, **_cors(request, req.client)})
 
 
 async def token_preflight(request: Request) -> Response:
