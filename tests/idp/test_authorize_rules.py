@@ -6,7 +6,7 @@ import pytest
 
 from campusid.idp.apps import AppService
 from tests.idp.conftest import NATIVE_REDIRECT, WEB_REDIRECT
-from tests.idp.helpers import auth_params, callback_params, login_through_pages
+from tests.idp.helpers import auth_params, callback_params, form_fields, login_through_pages
 
 
 def _authorize(browser, params: dict | str):
@@ -137,11 +137,19 @@ def test_other_request_errors_redirect_with_state_and_iss(idp, browser, change, 
     assert cb["state"] == flow.params["state"] and cb["iss"] == idp.issuer
 
 
-def test_unauthenticated_user_goes_to_the_login_page(idp, browser):
+def test_unauthenticated_user_gets_the_login_form_from_the_authorization_endpoint(idp, browser):
     r = _authorize(browser, auth_params(idp.web_id, WEB_REDIRECT).params)
-    assert r.status_code == 303 and r.headers["location"] == "/login"
-    page = browser.get("/login")
-    assert 'id="login-form"' in page.text and page.headers["x-frame-options"] == "DENY"
+    assert r.status_code == 200 and "location" not in r.headers
+    action, fields = form_fields(r.text, "login-form")
+    assert action == "/login" and fields["csrf_token"]
+    assert "to continue to <strong>web app</strong>" in r.text
+    # A login page's headers; the address holds the authorization request, so no Referer either.
+    assert r.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert r.headers["cache-control"] == "no-store" and r.headers["referrer-policy"] == "no-referrer"
+    assert browser.cookies.get("campusid_interaction")
+    # Reloading at /login shows the same sign-in (its CSRF token is bound to the same interaction).
+    again = browser.get("/login")
+    assert form_fields(again.text, "login-form")[1]["csrf_token"] == fields["csrf_token"]
 
 
 def test_prompt_none_without_session_is_login_required(idp, browser):
@@ -165,7 +173,7 @@ def test_sso_with_remembered_consent_and_prompt_values(idp, browser):
     # prompt=login and max_age=0 force the login page.
     for extra in ({"prompt": "login"}, {"max_age": "0"}):
         r = _authorize(browser, auth_params(idp.web_id, WEB_REDIRECT, **extra).params)
-        assert r.headers["location"] == "/login", extra
+        assert r.status_code == 200 and 'id="login-form"' in r.text, extra
 
 
 def test_denied_consent_is_access_denied(idp, browser):

@@ -57,19 +57,20 @@ def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, b
     idp.store.consents.remember(idp.student["id"], idp.web_id, ["openid", "profile"], int(time.time()))
     flow = auth_params(idp.web_id, WEB_REDIRECT)
 
+    # the login form comes with the authorization response: no redirect to /login to follow
     r = browser.get(f"/oauth/authorize?{urlencode(flow.params)}")
-    assert r.status_code == 303 and r.headers["location"] == "/login"
+    assert r.status_code == 200 and "to continue to <strong>web app</strong>" in r.text
     assert statements == ["AUTHORIZE_CONTEXT", "INSERT_INTERACTION"]
+    action, fields = form_fields(r.text, "login-form")
 
     statements.clear()
-    r = browser.get("/login")
+    r = browser.get("/login")  # the same page again (a reload)
     assert r.status_code == 200
     # the application's name comes with the interaction, not from another lookup
     assert "to continue to <strong>web app</strong>" in r.text
     assert statements == ["INTERACTION"]
 
     statements.clear()
-    action, fields = form_fields(r.text, "login-form")
     r = browser.post(action, data={**fields, "username": "alice", "password": PASSWORD})
     assert r.status_code == 303
     code = callback_params(r.headers["location"])["code"]

@@ -28,7 +28,8 @@ from campusid.idp.protocol.params import MAX_PARAMS, decode_component
 from campusid.idp.protocol.redirect_uri import matches_registered
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, is_form, read_body
-from campusid.idp.web.sessions import begin_interaction, session_cookie
+from campusid.idp.web.login_form import login_page
+from campusid.idp.web.sessions import begin_interaction, new_interaction_id, session_cookie
 
 PROMPTS = ("none", "login", "consent")
 
@@ -276,8 +277,10 @@ async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
     if login_needed:
         if "none" in prompts:
             return error_redirect(ctx, req["redirect_uri"], LoginRequired("the user is not signed in"), req["state"])
-        response = RedirectResponse(ctx.path("/login"), status_code=303, headers={"Cache-Control": "no-store"})
-        await begin_interaction(ctx, response, "authorize", req)
+        # The login form in this response: one request less per sign-in than a redirect to /login.
+        raw = new_interaction_id()
+        response = login_page(ctx, {"kind": "authorize", "params": req, "raw_id": raw})
+        await begin_interaction(ctx, response, "authorize", req, raw=raw)
         return response
     remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
     if consent_needed(remembered, req["scopes"], prompts):

@@ -14,6 +14,7 @@ from campusid.idp.protocol.errors import AccessDenied, OAuthError
 from campusid.idp.web.authorize import consent_needed, error_redirect, issue_code, needs_consent
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, page, query_params, read_form
+from campusid.idp.web.login_form import login_page
 from campusid.idp.web.sessions import (
     begin_interaction,
     clear_interaction_cookie,
@@ -43,34 +44,6 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-def _client_name(interaction: dict) -> str | None:
-    """The application's name, as the authorization request that began the interaction found it."""
-    if interaction["kind"] != "authorize":
-        return None
-    return interaction["params"].get("client_name")
-
-
-def _login_page(
-    ctx: Context,
-    interaction: dict,
-    status: int = 200,
-    error: str | None = None,
-    username: str = "",
-    headers: dict | None = None,
-) -> Response:
-    return page(
-        ctx,
-        "login.html",
-        status=status,
-        headers=headers,
-        error=error,
-        username=username,
-        csrf=csrf_token(ctx, "login", interaction["raw_id"]),
-        client_name=_client_name(interaction),
-        action=ctx.path("/login"),
-    )
-
-
 async def login_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     interaction = await current_interaction(ctx, request)
@@ -82,7 +55,7 @@ async def login_get(request: Request) -> Response:
         response = _see_other(ctx.path("/login"))
         await begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
         return response
-    return _login_page(ctx, interaction)
+    return login_page(ctx, interaction)
 
 
 async def login_post(request: Request) -> Response:
@@ -102,20 +75,20 @@ async def login_post(request: Request) -> Response:
             ctx, "This sign-in page has expired. Go back to the application and start again.", title="Sign-in expired"
         )
     if form_error is not None:
-        return _login_page(ctx, interaction, 400, error=form_error.description or "The form could not be read.")
+        return login_page(ctx, interaction, 400, error=form_error.description or "The form could not be read.")
     if not csrf_ok(ctx, "login", interaction["raw_id"], form.get("csrf_token")):
-        return _login_page(
+        return login_page(
             ctx, interaction, 403, error="The form expired or was not sent from this page. Please try again."
         )
     if not username or not password or len(username) > MAX_USERNAME or len(password) > MAX_PASSWORD:
-        return _login_page(
+        return login_page(
             ctx, interaction, 400, error="Enter your username and password.", username=username[:MAX_USERNAME]
         )
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.before_password(username, request)
         if blocked is not None:
-            return _login_page(
+            return login_page(
                 ctx,
                 interaction,
                 429,
@@ -128,7 +101,7 @@ async def login_post(request: Request) -> Response:
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
         if blocked is not None:
-            return _login_page(
+            return login_page(
                 ctx,
                 interaction,
                 429,
@@ -137,7 +110,7 @@ async def login_post(request: Request) -> Response:
                 headers={"Retry-After": str(blocked)},
             )
     if not ok or user_id is None:
-        return _login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
+        return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if ctx.passwords.needs_rehash(stored_hash):
         new_hash = await ctx.passwords.hash_async(password)
         ctx.store.users.set_password_hash(user_id, new_hash)

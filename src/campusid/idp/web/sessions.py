@@ -94,11 +94,24 @@ def end_session(ctx: Context, request: Request, response: Response) -> None:
 
 
 # -- interactions (a pending login or consent) ------------------------------------------------
+def new_interaction_id() -> str:
+    return new_token(32)
+
+
 async def begin_interaction(
-    ctx: Context, response: Response, kind: str, params: dict, user_id: str | None = None, auth_time: int | None = None
+    ctx: Context,
+    response: Response,
+    kind: str,
+    params: dict,
+    user_id: str | None = None,
+    auth_time: int | None = None,
+    *,
+    raw: str | None = None,
 ) -> str:
-    """A pending interaction; `user_id` and `auth_time` when the user has just signed in for it."""
-    raw = new_token(32)
+    """A pending interaction; `user_id` and `auth_time` when the user has just signed in for it.
+    `raw`: its id, drawn (new_interaction_id) by a caller whose response shows it already (the
+    login form's CSRF token); a new one otherwise."""
+    raw = raw or new_interaction_id()
     now = int(time.time())
     await ctx.store.hot.create_interaction(
         {

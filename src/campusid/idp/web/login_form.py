@@ -1,0 +1,41 @@
+"""The login page (DESIGN 3.8). The authorization endpoint shows it as soon as a sign-in is
+needed, in its own response (no redirect to /login and second request first); GET and POST
+/login show it for a sign-in started here and when a submission must be answered."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import page
+from campusid.idp.web.sessions import csrf_token
+
+
+def client_name(interaction: dict) -> str | None:
+    """The application's name, as the authorization request that began the interaction found it."""
+    if interaction["kind"] != "authorize":
+        return None
+    return interaction["params"].get("client_name")
+
+
+def login_page(
+    ctx: Context,
+    interaction: dict,
+    status: int = 200,
+    error: str | None = None,
+    username: str = "",
+    headers: dict | None = None,
+) -> Response:
+    """The form for `interaction` (its kind, params and `raw_id`, the cookie value its CSRF token
+    is bound to); it always posts to /login."""
+    return page(
+        ctx,
+        "login.html",
+        status=status,
+        headers=headers,
+        error=error,
+        username=username,
+        csrf=csrf_token(ctx, "login", interaction["raw_id"]),
+        client_name=client_name(interaction),
+        action=ctx.path("/login"),
+    )
