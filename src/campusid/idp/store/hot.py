@@ -108,7 +108,12 @@ _REDEEM_CODE = (
     "OR (a.type = 'native' AND CAST(:sh AS TEXT) IS NULL))) "
     "RETURNING id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time"
 )
-REDEEM_CODE = Statement.of(_REDEEM_CODE)
+# SQLite (no UPDATE inside a CTE): the redemption returns the client row too, as one JSON value.
+REDEEM_CODE = Statement.of(
+    _REDEEM_CODE + ", (SELECT json_object('client_id', client_id, 'name', name, 'type', type, 'state', state, "  # noqa: S608 - constant SQL
+    "'secret_hash', secret_hash, 'redirect_uris', redirect_uris, 'granted_scopes', granted_scopes, "
+    "'sector_identifier_uri', sector_identifier_uri) FROM clients WHERE client_id = :cid) AS client"
+)
 _GRANT_COLUMNS = ("id", "user_id", "redirect_uri", "code_challenge", "nonce", "scope", "auth_time")
 # PostgreSQL: the client row and the redemption in one round trip (a data-modifying CTE).
 CLIENT_AND_CODE = Statement.of(
@@ -213,8 +218,10 @@ class HotPath:
                 return None, None
             grant = {col: row.pop(f"grant_{col}") for col in _GRANT_COLUMNS}
             return _client(row), (grant if grant["id"] is not None else None)
-        grant = await self.backend.one(REDEEM_CODE, params)  # SQLite has no UPDATE in a CTE: two statements
-        return await self.client(client_id), grant
+        grant = await self.backend.one(REDEEM_CODE, params)
+        if grant is None:  # refused: the client row alone, for the answer
+            return await self.client(client_id), None
+        return _client(json.loads(grant.pop("client"))), grant
 
     async def return_code(self, grant_id: str, now: int) -> None:
         """Undo a redemption made at `now` that the request was then refused for (rate limit)."""
