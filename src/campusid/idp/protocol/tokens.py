@@ -6,23 +6,13 @@ readers are our own userinfo, records API and desktop app (DESIGN 3.4).
 
 from __future__ import annotations
 
-import json
-
-from joserfc import jws
-from joserfc.jws import JWSRegistry
-
 from campusid.idp.crypto import new_token
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager
+from campusid.idp.protocol.jws import CompactSigner
 
 RECORDS_PATH = "/records"
-# Built once: joserfc would otherwise construct a registry for every token it signs.
-_REGISTRY = JWSRegistry(algorithms=[ID_TOKEN_ALG, ACCESS_TOKEN_ALG])
-_claims_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def _sign(header: dict, claims: dict, key) -> str:
-    """A JWT as a JWS Compact Serialization (RFC 7519 7.1), signed by joserfc."""
-    return jws.serialize_compact(header, _claims_json(claims).encode("utf-8"), key, registry=_REGISTRY)
+ID_TOKEN_TYP = "JWT"
+ACCESS_TOKEN_TYP = "at+jwt"  # RFC 9068 2.1
 
 
 def records_audience(issuer: str) -> str:
@@ -35,13 +25,25 @@ class TokenMinter:
         self._issuer = issuer
         self._id_ttl = id_ttl
         self._access_ttl = access_ttl
+        # One signer per key and token type, its header encoded once; holding the key keeps its
+        # id() from being reused. Keys rotate rarely: the map is emptied when it grows.
+        self._signers: dict[tuple[int, str], tuple[object, CompactSigner]] = {}
+
+    def _signer(self, alg: str, typ: str, now: int) -> CompactSigner:
+        key = self._keys.signing_key(alg, now)
+        entry = self._signers.get((id(key), typ))
+        if entry is None or entry[0] is not key:
+            if len(self._signers) > 16:
+                self._signers.clear()
+            entry = (key, CompactSigner(alg, key.private_key, {"alg": alg, "kid": key.kid, "typ": typ}))
+            self._signers[(id(key), typ)] = entry
+        return entry[1]
 
     @property
     def access_ttl(self) -> int:
         return self._access_ttl
 
     def id_token(self, *, sub: str, client_id: str, auth_time: int, nonce: str | None, now: int) -> str:
-        key = self._keys.signing_key(ID_TOKEN_ALG, now)
         claims = {
             "iss": self._issuer,
             "sub": sub,
@@ -52,12 +54,11 @@ class TokenMinter:
         }
         if nonce is not None:
             claims["nonce"] = nonce
-        return _sign({"alg": ID_TOKEN_ALG, "kid": key.kid, "typ": "JWT"}, claims, key)
+        return self._signer(ID_TOKEN_ALG, ID_TOKEN_TYP, now).sign(claims)
 
     def access_token(
         self, *, sub: str, client_id: str, scopes: list[str], auth_time: int, grant_id: str, now: int
     ) -> str:
-        key = self._keys.signing_key(ACCESS_TOKEN_ALG, now)
         aud: str | list[str] = self._issuer
         if "grades.read" in scopes:
             aud = [self._issuer, records_audience(self._issuer)]
@@ -73,4 +74,4 @@ class TokenMinter:
             "scope": " ".join(scopes),
             "gid": grant_id,
         }
-        return _sign({"alg": ACCESS_TOKEN_ALG, "kid": key.kid, "typ": "at+jwt"}, claims, key)
+        return self._signer(ACCESS_TOKEN_ALG, ACCESS_TOKEN_TYP, now).sign(claims)

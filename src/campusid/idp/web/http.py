@@ -24,6 +24,7 @@ PAGE_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # built once, not per response
 
 
 class BodyTooLarge(InvalidRequest):
@@ -65,7 +66,7 @@ def query_params(request: Request) -> dict[str, str]:
 
 
 def json_response(data, status: int = 200, headers: dict | None = None) -> Response:
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    body = _json(data).encode("utf-8")
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 

@@ -1,0 +1,94 @@
+"""Our JWS compact signer (RFC 7515 7.1, RFC 7518 3.3/3.4) against joserfc's verification."""
+
+import base64
+import json
+import time
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from joserfc import jws
+from joserfc.errors import BadSignatureError
+from joserfc.jwk import ECKey, RSAKey
+
+from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG
+from campusid.idp.protocol.jws import CompactSigner
+
+
+def _part(token: str, index: int) -> bytes:
+    seg = token.split(".")[index]
+    return base64.urlsafe_b64decode(seg + "=" * (-len(seg) % 4))
+
+
+@pytest.mark.parametrize(
+    ("alg", "key"),
+    [
+        ("RS256", RSAKey.generate_key(2048, private=True)),
+        ("ES256", ECKey.generate_key("P-256", private=True)),
+    ],
+)
+def test_tokens_verify_with_joserfc_and_carry_the_header_and_claims(alg, key):
+    header = {"alg": alg, "kid": "k-1", "typ": "JWT"}
+    claims = {"iss": "https://idp.example", "sub": "s", "name": "Zoë Ångström", "exp": 2_000_000_000}
+    token = CompactSigner(alg, key.private_key, header).sign(claims)
+    assert token.count(".") == 2 and "=" not in token
+    assert json.loads(_part(token, 0)) == header
+    verified = jws.deserialize_compact(token, key, algorithms=[alg])
+    assert json.loads(verified.payload) == claims
+    if alg == "ES256":
+        assert len(_part(token, 2)) == 64  # R || S, not DER (RFC 7518 3.4)
+
+
+@pytest.mark.parametrize(
+    ("alg", "key"),
+    [
+        ("RS256", RSAKey.generate_key(2048, private=True)),
+        ("ES256", ECKey.generate_key("P-256", private=True)),
+    ],
+)
+def test_a_changed_signature_or_payload_does_not_verify(alg, key):
+    token = CompactSigner(alg, key.private_key, {"alg": alg}).sign({"sub": "a"})
+    head, payload, sig = token.split(".")
+    other_payload = base64.urlsafe_b64encode(b'{"sub":"b"}').rstrip(b"=").decode()
+    flipped = bytearray(_part(token, 2))
+    flipped[5] ^= 1
+    bad_sig = base64.urlsafe_b64encode(bytes(flipped)).rstrip(b"=").decode()
+    for forged in (f"{head}.{other_payload}.{sig}", f"{head}.{payload}.{bad_sig}"):
+        with pytest.raises(BadSignatureError):
+            jws.deserialize_compact(forged, key, algorithms=[alg])
+
+
+def test_keys_that_do_not_fit_the_algorithm_are_refused():
+    rsa_2048 = rsa.generate_private_key(65537, 2048)
+    with pytest.raises(ValueError, match="P-256"):
+        CompactSigner("ES256", rsa_2048, {"alg": "ES256"})
+    with pytest.raises(ValueError, match="P-256"):
+        CompactSigner("ES256", ec.generate_private_key(ec.SECP384R1()), {"alg": "ES256"})
+    with pytest.raises(ValueError, match="2048"):
+        CompactSigner("RS256", rsa.generate_private_key(65537, 1024), {"alg": "RS256"})
+    with pytest.raises(ValueError, match="another algorithm"):
+        CompactSigner("RS256", rsa_2048, {"alg": "none"})
+    with pytest.raises(ValueError, match="unsupported"):
+        CompactSigner("HS256", rsa_2048, {"alg": "HS256"})
+
+
+def test_the_minter_signs_with_the_current_key_after_a_rotation(idp):
+    keys, minter = idp.ctx.keys, idp.ctx.minter
+    now = int(time.time())
+    before = minter.id_token(sub="s", client_id="c", auth_time=now, nonce="n", now=now)
+    keys.rotate()
+    later = now + idp.settings.jwks_max_age + 1
+    after = minter.id_token(sub="s", client_id="c", auth_time=later, nonce="n", now=later)
+    access = minter.access_token(sub="s", client_id="c", scopes=["openid"], auth_time=later, grant_id="g", now=later)
+    assert json.loads(_part(before, 0))["kid"] == keys.signing_key(ID_TOKEN_ALG, now).kid
+    assert json.loads(_part(after, 0)) == {
+        "alg": "RS256",
+        "kid": keys.signing_key(ID_TOKEN_ALG, later).kid,
+        "typ": "JWT",
+    }
+    assert json.loads(_part(access, 0)) == {
+        "alg": "ES256",
+        "kid": keys.signing_key(ACCESS_TOKEN_ALG, later).kid,
+        "typ": "at+jwt",
+    }
+    for token in (before, after, access):
+        jws.deserialize_compact(token, keys.verification_keys(), algorithms=["RS256", "ES256"])
