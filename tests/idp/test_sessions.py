@@ -75,3 +75,85 @@ def test_auth_time_and_max_age(idp, browser):
     assert claims["auth_time"] == session["auth_time"]
     r = browser.get("/oauth/authorize", params=auth_params(idp.web_id, WEB_REDIRECT, max_age="3600").params)
     assert "code=" in r.headers["location"]
+
+
+def _rows(idp, table: str, user_id: str) -> int:
+    from sqlalchemy import text
+
+    with idp.store.engine.connect() as conn:
+        return conn.execute(text(f"SELECT count(*) FROM {table} WHERE user_id = :u"), {"u": user_id}).scalar_one()  # noqa: S608 - test's own table names
+
+
+def _login_form(idp, browser, flow):
+    from urllib.parse import urlencode
+
+    from tests.idp.helpers import form_fields
+
+    r = browser.get(f"/oauth/authorize?{urlencode(flow.params)}")
+    assert r.status_code == 200
+    return form_fields(r.text, "login-form")
+
+
+def test_a_login_form_sent_twice_signs_in_once(idp, browser):
+    """The interaction ends in the same write that stores the code and the session: a second POST
+    of the same form (a double click, a replay) writes neither."""
+    from tests.idp.helpers import PASSWORD
+
+    idp.store.consents.remember(idp.student["id"], idp.web_id, ["openid", "profile"], 0)
+    action, fields = _login_form(idp, browser, auth_params(idp.web_id, WEB_REDIRECT))
+    cookie = browser.cookies.get("campusid_interaction")
+    form = {**fields, "username": "alice", "password": PASSWORD}
+    first = browser.post(action, data=form)
+    assert first.status_code == 303 and "code=" in first.headers["location"]
+    grants, sessions = _rows(idp, "grants", idp.student["id"]), _rows(idp, "sessions", idp.student["id"])
+    assert (grants, sessions) == (1, 1)
+    browser.cookies.set("campusid_interaction", cookie)  # the finished interaction's cookie, sent again
+    second = browser.post(action, data=form)
+    assert second.status_code in (400, 401) and "location" not in second.headers
+    assert "campusid_session" not in second.headers.get("set-cookie", "")
+    assert (_rows(idp, "grants", idp.student["id"]), _rows(idp, "sessions", idp.student["id"])) == (1, 1)
+
+
+def test_a_client_suspended_while_the_user_signs_in_gets_no_code(idp, browser):
+    from tests.idp.helpers import PASSWORD
+
+    action, fields = _login_form(idp, browser, auth_params(idp.web_id, WEB_REDIRECT))
+    event = {"client_id": idp.web_id, "actor": "t", "action": "t", "feedback": None, "at": 0}
+    assert idp.store.clients.transition(idp.web_id, ["active"], {"state": "suspended"}, event)
+    r = browser.post(action, data={**fields, "username": "alice", "password": PASSWORD})
+    assert r.status_code == 400 and "can no longer continue" in r.text
+    assert _rows(idp, "grants", idp.student["id"]) == 0
+    assert _rows(idp, "sessions", idp.student["id"]) == 1  # the password was right: signed in all the same
+
+
+def test_of_two_racing_completions_of_one_login_only_the_first_writes(idp):
+    """Both requests read the interaction before either finished it: the write itself decides."""
+    import asyncio
+    import time
+
+    from campusid.idp.crypto import new_token
+
+    hot, uid, now = idp.store.hot, idp.student["id"], int(time.time())
+    interaction = {"id_hash": token_hash("i"), "kind": "authorize", "params": {"client_id": idp.web_id}}
+    interaction |= {"user_id": None, "auth_time": None, "created_at": now, "expires_at": now + 600}
+
+    def attempt(n: int) -> tuple[dict, dict]:
+        session = {"id_hash": token_hash(f"s{n}"), "user_id": uid, "auth_time": now, "created_at": now}
+        grant = {"id": new_token(8), "code_hash": token_hash(f"c{n}"), "client_id": idp.web_id, "user_id": uid}
+        grant |= {"redirect_uri": WEB_REDIRECT, "code_challenge": "x" * 43, "nonce": None, "scope": "openid"}
+        grant |= {"auth_time": now, "created_at": now, "code_expires_at": now + 60}
+        return session | {"expires_at": now + 600}, grant
+
+    async def race() -> list[bool]:
+        await hot.create_interaction(interaction)
+        outcomes = []
+        for n in (1, 2):
+            session, grant = attempt(n)
+            outcomes.append(await hot.complete_login(interaction["id_hash"], session, grant=grant))
+        return outcomes
+
+    assert asyncio.run(race()) == [True, False]
+    assert idp.store.grants.by_code(token_hash("c1")) is not None
+    assert idp.store.grants.by_code(token_hash("c2")) is None
+    assert idp.store.sessions.get(token_hash("s1"), 0) is not None
+    assert idp.store.sessions.get(token_hash("s2"), 0) is None

@@ -55,6 +55,11 @@ class Statement:
 
         return cls(sqlite=sql, pg=_NAMED.sub(number, sql), names=tuple(names))
 
+    @classmethod
+    def pair(cls, sqlite: str, pg: str) -> Statement:
+        """One statement written in each dialect (the same `:name` parameters)."""
+        return cls(sqlite=sqlite, pg=cls.of(pg).pg, names=cls.of(pg).names)
+
 
 CLIENT = Statement.of(
     "SELECT client_id, name, type, state, secret_hash, redirect_uris, granted_scopes, sector_identifier_uri "
@@ -68,11 +73,6 @@ AUTHORIZE_CONTEXT = Statement.of(
     "LEFT JOIN consents k ON k.user_id = s.user_id AND k.client_id = c.client_id "
     "WHERE c.client_id = :cid"
 )
-CLIENT_WITH_CONSENT = Statement.of(
-    "SELECT c.client_id, c.name, c.type, c.state, c.secret_hash, c.redirect_uris, c.granted_scopes, "
-    "c.sector_identifier_uri, k.scope AS consent_scope FROM clients c "
-    "LEFT JOIN consents k ON k.user_id = :uid AND k.client_id = c.client_id WHERE c.client_id = :cid"
-)
 INTERACTION = Statement.of(
     "SELECT id_hash, kind, params, user_id, auth_time FROM interactions WHERE id_hash = :h AND expires_at > :now"
 )
@@ -81,16 +81,61 @@ INSERT_INTERACTION = Statement.of(
     "VALUES (:id_hash, :kind, :params, :user_id, :auth_time, :created_at, :expires_at)"
 )
 FINISH_INTERACTION = Statement.of("DELETE FROM interactions WHERE id_hash = :h RETURNING id_hash")
-INTERACTION_WITH_LOGIN_USER = Statement.of(
+# The login form's POST: the interaction, the user the form names and, for an authorization
+# request, its client with that user's remembered consent (`login_client_*`), in one statement.
+_INTERACTION_FOR_LOGIN = (
     "SELECT i.id_hash, i.kind, i.params, i.user_id, i.auth_time, u.id AS login_user_id, "
-    "u.password_hash AS login_password_hash FROM interactions i LEFT JOIN users u ON u.username = :name "
+    "u.password_hash AS login_password_hash, c.client_id AS login_client_client_id, c.name AS login_client_name, "
+    "c.type AS login_client_type, c.state AS login_client_state, c.secret_hash AS login_client_secret_hash, "
+    "c.redirect_uris AS login_client_redirect_uris, c.granted_scopes AS login_client_granted_scopes, "
+    "c.sector_identifier_uri AS login_client_sector_identifier_uri, k.scope AS login_client_consent_scope "
+    "FROM interactions i LEFT JOIN users u ON u.username = :name "
+    "LEFT JOIN clients c ON c.client_id = {client_id} "
+    "LEFT JOIN consents k ON k.user_id = u.id AND k.client_id = c.client_id "
     "WHERE i.id_hash = :h AND i.expires_at > :now"
+)
+INTERACTION_FOR_LOGIN = Statement.pair(
+    _INTERACTION_FOR_LOGIN.format(client_id="json_extract(i.params, '$.client_id')"),
+    _INTERACTION_FOR_LOGIN.format(client_id="(i.params ->> 'client_id')"),
+)
+_CLIENT_COLUMNS = (
+    "client_id",
+    "name",
+    "type",
+    "state",
+    "secret_hash",
+    "redirect_uris",
+    "granted_scopes",
+    "sector_identifier_uri",
+    "consent_scope",
 )
 INSERT_SESSION = Statement.of(
     "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
     "VALUES (:id_hash, :user_id, :auth_time, :created_at, :expires_at)"
 )
 DELETE_SESSION = Statement.of("DELETE FROM sessions WHERE id_hash = :h")
+# A successful login's writes: finish the interaction and, only for the request that finished it,
+# end the browser's previous session (:old, or NULL), start the new one and write either the
+# code's grant (:g_id not NULL) or the consent step's interaction (:n_id_hash not NULL).
+# PostgreSQL: one data-modifying CTE. SQLite: the same statements in one transaction.
+COMPLETE_LOGIN = Statement.of(
+    "WITH f AS (DELETE FROM interactions WHERE id_hash = :h RETURNING id_hash), "
+    "o AS (DELETE FROM sessions WHERE id_hash = :old AND EXISTS (SELECT 1 FROM f)), "
+    "s AS (INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
+    "SELECT CAST(:s_id_hash AS TEXT), CAST(:s_user_id AS TEXT), CAST(:s_auth_time AS BIGINT), "
+    "CAST(:s_created_at AS BIGINT), CAST(:s_expires_at AS BIGINT) FROM f), "
+    "g AS (INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, "
+    "auth_time, created_at, code_expires_at, code_used_at, revoked_at) "
+    "SELECT CAST(:g_id AS TEXT), CAST(:g_code_hash AS TEXT), CAST(:g_client_id AS TEXT), CAST(:g_user_id AS TEXT), "
+    "CAST(:g_redirect_uri AS TEXT), CAST(:g_code_challenge AS TEXT), CAST(:g_nonce AS TEXT), CAST(:g_scope AS TEXT), "
+    "CAST(:g_auth_time AS BIGINT), CAST(:g_created_at AS BIGINT), CAST(:g_code_expires_at AS BIGINT), NULL, NULL "
+    "FROM f WHERE CAST(:g_id AS TEXT) IS NOT NULL), "
+    "n AS (INSERT INTO interactions (id_hash, kind, params, user_id, auth_time, created_at, expires_at) "
+    "SELECT CAST(:n_id_hash AS TEXT), CAST(:n_kind AS TEXT), CAST(:n_params AS JSON), CAST(:n_user_id AS TEXT), "
+    "CAST(:n_auth_time AS BIGINT), CAST(:n_created_at AS BIGINT), CAST(:n_expires_at AS BIGINT) "
+    "FROM f WHERE CAST(:n_id_hash AS TEXT) IS NOT NULL) "
+    "SELECT id_hash FROM f"
+)
 INSERT_GRANT = Statement.of(
     "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
     "created_at, code_expires_at, code_used_at, revoked_at) VALUES (:id, :code_hash, :client_id, :user_id, "
@@ -174,20 +219,21 @@ class HotPath:
         row = await self.backend.one(AUTHORIZE_CONTEXT, {"cid": client_id, "session": session_hash, "now": now})
         return _client(row) if row is not None else None
 
-    async def client_with_consent(self, client_id: str, user_id: str) -> dict | None:
-        """The client (None if unknown) with this user's remembered consent for it (`consent_scope`)."""
-        row = await self.backend.one(CLIENT_WITH_CONSENT, {"cid": client_id, "uid": user_id})
-        return _client(row) if row is not None else None
-
     # -- the sign-in pages: pending interactions, the password check's user, new sessions -------
     async def interaction(self, id_hash: str, now: int) -> dict | None:
         return _interaction(await self.backend.one(INTERACTION, {"h": id_hash, "now": now}))
 
-    async def interaction_with_login_user(self, id_hash: str, now: int, username: str) -> dict | None:
-        """The live interaction (None if gone) with the user the login form names, read together:
-        `login_user_id` and `login_password_hash` are None when no such user exists."""
+    async def interaction_for_login(self, id_hash: str, now: int, username: str) -> dict | None:
+        """The live interaction (None if gone) with what its login needs, read together: the user
+        the form names (`login_user_id` and `login_password_hash`, None when no such user) and,
+        for an authorization request, its client with that user's remembered consent
+        (`login_client`, with `consent_scope`; None when the client is gone)."""
         params = {"h": id_hash, "now": now, "name": username}
-        return _interaction(await self.backend.one(INTERACTION_WITH_LOGIN_USER, params))
+        row = _interaction(await self.backend.one(INTERACTION_FOR_LOGIN, params))
+        if row is not None:
+            client = {col: row.pop(f"login_client_{col}") for col in _CLIENT_COLUMNS}
+            row["login_client"] = _client(client) if client["client_id"] is not None else None
+        return row
 
     async def create_interaction(self, row: dict) -> None:
         await self.backend.run(INSERT_INTERACTION, {**row, "params": json.dumps(row["params"], separators=(",", ":"))})
@@ -195,6 +241,37 @@ class HotPath:
     async def finish_interaction(self, id_hash: str) -> bool:
         """Delete the interaction; True for the one caller that finished it."""
         return await self.backend.one(FINISH_INTERACTION, {"h": id_hash}) is not None
+
+    async def complete_login(
+        self,
+        id_hash: str,
+        session: dict,
+        old_session_hash: str | None = None,
+        *,
+        grant: dict | None = None,
+        interaction: dict | None = None,
+    ) -> bool:
+        """Finish the interaction `id_hash` and, only if this call finished it (True), replace the
+        browser's session (`old_session_hash`, if any) by `session` and write the `grant` of the
+        code or the next `interaction` (the consent step), atomically."""
+        params = {"h": id_hash, "old": old_session_hash}
+        params.update({f"s_{k}": v for k, v in session.items()})
+        for prefix, row, stmt in (("g_", grant, INSERT_GRANT), ("n_", interaction, INSERT_INTERACTION)):
+            params.update(dict.fromkeys((prefix + name for name in stmt.names), None))
+            if row is not None:
+                params.update({prefix + k: v for k, v in row.items()})
+        if interaction is not None:
+            params["n_params"] = json.dumps(interaction["params"], separators=(",", ":"))
+        if isinstance(self.backend, PostgresBackend):
+            return await self.backend.one(COMPLETE_LOGIN, params) is not None
+        then = [(INSERT_SESSION, session)]
+        if old_session_hash is not None:
+            then.insert(0, (DELETE_SESSION, {"h": old_session_hash}))
+        if grant is not None:
+            then.append((INSERT_GRANT, grant))
+        if interaction is not None:
+            then.append((INSERT_INTERACTION, {**interaction, "params": params["n_params"]}))
+        return await self.backend.transaction((FINISH_INTERACTION, {"h": id_hash}), then)
 
     async def create_session(self, row: dict) -> None:
         await self.backend.run(INSERT_SESSION, row)
@@ -279,6 +356,24 @@ class SQLiteBackend:
 
     async def run(self, stmt: Statement, params: dict[str, Any]) -> None:
         self._conn().execute(stmt.sqlite, params).close()
+
+    async def transaction(self, first: tuple[Statement, dict], then: list[tuple[Statement, dict]]) -> bool:
+        """One transaction: `first` (a statement that returns a row or none) and, only if it
+        returned a row, `then`; True if it did. One commit, however many statements."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = conn.execute(first[0].sqlite, first[1])
+            done = bool(cur.fetchall())
+            cur.close()
+            if done:
+                for stmt, params in then:
+                    conn.execute(stmt.sqlite, params).close()
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return done
 
 
 class LoopConnections:

@@ -182,36 +182,42 @@ def needs_consent(ctx: Context, user_id: str, client: dict, scopes: list[str], p
     return consent_needed(ctx.store.consents.get(user_id, client["client_id"]), scopes, prompts)
 
 
-async def issue_code(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
-    """Bind a single-use code to client, redirect_uri, PKCE challenge, nonce, scopes, user, auth_time."""
+def code_grant(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> tuple[Response, dict | None]:
+    """The redirect with a new single-use code and the grant row that binds it to client,
+    redirect_uri, PKCE challenge, nonce, scopes, user and auth_time; the caller stores the row.
+    Over the login frequency limit: the error redirect, and no row."""
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.completed_login(user_id, client["client_id"])
         if blocked is not None:
-            return error_redirect(
-                ctx,
-                req["redirect_uri"],
-                TemporarilyUnavailable("too many sign-ins to this application; try again later", retry_after=blocked),
-                req["state"],
+            error = TemporarilyUnavailable(
+                "too many sign-ins to this application; try again later", retry_after=blocked
             )
+            return error_redirect(ctx, req["redirect_uri"], error, req["state"]), None
     code = new_token(32)
     now = int(time.time())
-    await ctx.store.hot.create_grant(
-        {
-            "id": new_token(16),
-            "code_hash": token_hash(code),
-            "client_id": client["client_id"],
-            "user_id": user_id,
-            "redirect_uri": req["redirect_uri"],
-            "code_challenge": req["code_challenge"],
-            "nonce": req.get("nonce"),
-            "scope": " ".join(req["scopes"]),
-            "auth_time": auth_time,
-            "created_at": now,
-            "code_expires_at": now + ctx.settings.code_ttl,
-        }
-    )
-    return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer})
+    grant = {
+        "id": new_token(16),
+        "code_hash": token_hash(code),
+        "client_id": client["client_id"],
+        "user_id": user_id,
+        "redirect_uri": req["redirect_uri"],
+        "code_challenge": req["code_challenge"],
+        "nonce": req.get("nonce"),
+        "scope": " ".join(req["scopes"]),
+        "auth_time": auth_time,
+        "created_at": now,
+        "code_expires_at": now + ctx.settings.code_ttl,
+    }
+    return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer}), grant
+
+
+async def issue_code(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
+    """The redirect with a code, its grant stored (see code_grant)."""
+    response, grant = code_grant(ctx, client, req, user_id, auth_time)
+    if grant is not None:
+        await ctx.store.hot.create_grant(grant)
+    return response
 
 
 async def authorize(request: Request) -> Response:

@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
-from campusid.idp.web.authorize import consent_needed, error_redirect, issue_code, needs_consent
+from campusid.idp.web.authorize import code_grant, consent_needed, error_redirect, issue_code, needs_consent
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, page, query_params, read_form
 from campusid.idp.web.login_form import login_page
@@ -24,6 +24,11 @@ from campusid.idp.web.sessions import (
     current_session,
     end_session,
     finish_interaction,
+    new_interaction,
+    new_session,
+    previous_session_hash,
+    set_interaction_cookie,
+    set_session_cookie,
     start_session,
 )
 
@@ -116,31 +121,40 @@ async def login_post(request: Request) -> Response:
         ctx.store.users.set_password_hash(user_id, new_hash)
     now = int(time.time())
     if interaction["kind"] == "authorize":
-        if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):
-            return error_page(ctx, "This sign-in was already completed. Start again from the application.")
-        response = await _after_login(ctx, interaction["params"], user_id, now)
-    else:
-        response = _see_other(interaction["params"].get("next") or ctx.path("/"))
-        await finish_interaction(ctx, interaction, response)
+        return await _complete_login(ctx, request, interaction, user_id, now)
+    response = _see_other(interaction["params"].get("next") or ctx.path("/"))
+    await finish_interaction(ctx, interaction, response)
     await start_session(ctx, request, response, user_id, now)
     return response
 
 
-async def _after_login(ctx: Context, req: dict, user_id: str, now: int) -> Response:
-    """Straight back to the application with a code when the user already consented to these
-    scopes (and prompt=consent was not asked); otherwise on to the consent page."""
-    client = await ctx.store.hot.client_with_consent(req["client_id"], user_id)
+async def _complete_login(ctx: Context, request: Request, interaction: dict, user_id: str, now: int) -> Response:
+    """After the password: straight back to the application with a code when the user already
+    consented to these scopes (and prompt=consent was not asked), otherwise on to the consent
+    page. The interaction ends, the session starts and the code's grant (or the consent step) is
+    written in one go (hot.complete_login); the client and the consent came with the interaction."""
+    req, client = interaction["params"], interaction["login_client"]
+    grant = next_step = None
     if client is None or client["state"] != "active":
-        return error_page(ctx, "This sign-in can no longer continue. Start again from the application.")
-    remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
-    if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
-        response = await issue_code(ctx, client, req, user_id, now)
-        clear_interaction_cookie(ctx, response)
-        return response
-    # The signed-in interaction gets a new id, like the session: a planted interaction cookie
-    # must not carry this user's login to whoever planted it.
-    response = _see_other(ctx.path("/consent"))
-    await begin_interaction(ctx, response, "authorize", req, user_id=user_id, auth_time=now)
+        response = error_page(ctx, "This sign-in can no longer continue. Start again from the application.")
+    else:
+        remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
+        if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
+            response, grant = code_grant(ctx, client, req, user_id, now)
+            clear_interaction_cookie(ctx, response)
+        else:
+            # The signed-in interaction gets a new id, like the session: a planted interaction
+            # cookie must not carry this user's login to whoever planted it.
+            response = _see_other(ctx.path("/consent"))
+            next_raw, next_step = new_interaction(ctx, "authorize", req, user_id=user_id, auth_time=now)
+            set_interaction_cookie(ctx, response, next_raw)
+    session_raw, session = new_session(ctx, user_id, now)
+    finished = await ctx.store.hot.complete_login(
+        interaction["id_hash"], session, previous_session_hash(ctx, request), grant=grant, interaction=next_step
+    )
+    if not finished:
+        return error_page(ctx, "This sign-in was already completed. Start again from the application.")
+    set_session_cookie(ctx, response, session_raw)
     return response
 
 

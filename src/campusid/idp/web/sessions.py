@@ -68,22 +68,37 @@ def current_session(ctx: Context, request: Request) -> dict | None:
     return row
 
 
+def new_session(ctx: Context, user_id: str, auth_time: int) -> tuple[str, dict]:
+    """A fresh session: its id (the cookie value) and the row the store keeps (the id's hash)."""
+    raw = new_token(32)
+    row = {
+        "id_hash": token_hash(raw),
+        "user_id": user_id,
+        "auth_time": auth_time,
+        "created_at": auth_time,
+        "expires_at": auth_time + ctx.settings.session_ttl,
+    }
+    return raw, row
+
+
+def previous_session_hash(ctx: Context, request: Request) -> str | None:
+    """The hash of the session this browser presents, which a new login ends."""
+    old = _cookie(ctx, request, SESSION)
+    return token_hash(old) if old is not None else None
+
+
+def set_session_cookie(ctx: Context, response: Response, raw: str) -> None:
+    _set(ctx, response, SESSION, raw, ctx.settings.session_ttl)
+
+
 async def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
     """A fresh session id at every login; the browser's previous session ends server-side."""
-    old = _cookie(ctx, request, SESSION)
+    old = previous_session_hash(ctx, request)
     if old is not None:
-        await ctx.store.hot.delete_session(token_hash(old))
-    raw = new_token(32)
-    await ctx.store.hot.create_session(
-        {
-            "id_hash": token_hash(raw),
-            "user_id": user_id,
-            "auth_time": auth_time,
-            "created_at": auth_time,
-            "expires_at": auth_time + ctx.settings.session_ttl,
-        }
-    )
-    _set(ctx, response, SESSION, raw, ctx.settings.session_ttl)
+        await ctx.store.hot.delete_session(old)
+    raw, row = new_session(ctx, user_id, auth_time)
+    await ctx.store.hot.create_session(row)
+    set_session_cookie(ctx, response, raw)
 
 
 def end_session(ctx: Context, request: Request, response: Response) -> None:
@@ -98,6 +113,29 @@ def new_interaction_id() -> str:
     return new_token(32)
 
 
+def new_interaction(
+    ctx: Context, kind: str, params: dict, user_id: str | None = None, auth_time: int | None = None
+) -> tuple[str, dict]:
+    """A pending interaction: its id (the cookie value) and the row the store keeps; `user_id`
+    and `auth_time` when the user has just signed in for it."""
+    raw = new_interaction_id()
+    now = int(time.time())
+    row = {
+        "id_hash": token_hash(raw),
+        "kind": kind,
+        "params": params,
+        "user_id": user_id,
+        "auth_time": auth_time,
+        "created_at": now,
+        "expires_at": now + ctx.settings.interaction_ttl,
+    }
+    return raw, row
+
+
+def set_interaction_cookie(ctx: Context, response: Response, raw: str) -> None:
+    _set(ctx, response, INTERACTION, raw, ctx.settings.interaction_ttl)
+
+
 async def begin_interaction(
     ctx: Context,
     response: Response,
@@ -108,37 +146,27 @@ async def begin_interaction(
     *,
     raw: str | None = None,
 ) -> str:
-    """A pending interaction; `user_id` and `auth_time` when the user has just signed in for it.
-    `raw`: its id, drawn (new_interaction_id) by a caller whose response shows it already (the
-    login form's CSRF token); a new one otherwise."""
-    raw = raw or new_interaction_id()
-    now = int(time.time())
-    await ctx.store.hot.create_interaction(
-        {
-            "id_hash": token_hash(raw),
-            "kind": kind,
-            "params": params,
-            "user_id": user_id,
-            "auth_time": auth_time,
-            "created_at": now,
-            "expires_at": now + ctx.settings.interaction_ttl,
-        }
-    )
-    _set(ctx, response, INTERACTION, raw, ctx.settings.interaction_ttl)
+    """A pending interaction, stored and its cookie set. `raw`: its id, drawn (new_interaction_id)
+    by a caller whose response shows it already (the login form's CSRF token); a new one otherwise."""
+    drawn, row = new_interaction(ctx, kind, params, user_id, auth_time)
+    raw = raw or drawn
+    row["id_hash"] = token_hash(raw)
+    await ctx.store.hot.create_interaction(row)
+    set_interaction_cookie(ctx, response, raw)
     return raw
 
 
 async def current_interaction(ctx: Context, request: Request, login_username: str | None = None) -> dict | None:
     """This browser's pending interaction, with `raw_id` (the cookie value), or None. With
-    `login_username`, the user of that name is read in the same statement (`login_user_id`,
-    `login_password_hash`)."""
+    `login_username`, what the login needs is read in the same statement: the user of that name
+    (`login_user_id`, `login_password_hash`) and the client with its consent (`login_client`)."""
     raw = _cookie(ctx, request, INTERACTION)
     if raw is None:
         return None
     if login_username is None:
         row = await ctx.store.hot.interaction(token_hash(raw), int(time.time()))
     else:
-        row = await ctx.store.hot.interaction_with_login_user(token_hash(raw), int(time.time()), login_username)
+        row = await ctx.store.hot.interaction_for_login(token_hash(raw), int(time.time()), login_username)
     if row is None:
         return None
     row["raw_id"] = raw
