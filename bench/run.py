@@ -4,7 +4,7 @@
     python bench/run.py                 # full: campusid on SQLite, on PostgreSQL, node-oidc-provider; 3 runs
     python bench/run.py --quick         # smoke run: 1 run, short rows
     python bench/run.py --only node     # select targets (repeatable or comma-separated)
-    python bench/run.py --save          # also write the table to bench/results/<date>.txt
+    python bench/run.py --save          # also write the table to bench/results/<date>-<HHMM>.txt
 
 Servers are pinned to core 0 and the load generators to core 1 (taskset); for the PostgreSQL target the
 local PostgreSQL server is moved to core 1 too and put back afterwards. Simple GET rows are driven
@@ -1099,7 +1099,7 @@ def main() -> int:
         nargs="?",
         const="",
         default=None,
-        help="write the table (and raw JSON) to bench/results/<date>.txt or the given path",
+        help="write the table (and raw JSON) to bench/results/<date>-<HHMM>.txt or the given path",
     )
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
@@ -1201,7 +1201,9 @@ def main() -> int:
     table = build_table(all_runs, targets, args, meta, failures)
     print(table)
     if args.save is not None:
-        path = Path(args.save) if args.save else BENCH / "results" / f"{dt.date.today().isoformat()}.txt"
+        # the time in the name too: a second run on the same day keeps the first one
+        stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
+        path = Path(args.save) if args.save else BENCH / "results" / f"{stamp}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(table + "\n")
         raw = {
