@@ -11,7 +11,7 @@ from joserfc.errors import BadSignatureError
 from joserfc.jwk import ECKey, RSAKey
 
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG
-from campusid.idp.protocol.jws import CompactSigner
+from campusid.idp.protocol.jws import CompactSigner, es256_valid, split_compact
 
 
 def _part(token: str, index: int) -> bytes:
@@ -92,3 +92,55 @@ def test_the_minter_signs_with_the_current_key_after_a_rotation(idp):
     }
     for token in (before, after, access):
         jws.deserialize_compact(token, keys.verification_keys(), algorithms=["RS256", "ES256"])
+
+
+# --- reading our ES256 tokens back (protocol/jws.split_compact, es256_valid) -------------------
+
+
+def _seg(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_split_compact_returns_what_was_signed():
+    key = ECKey.generate_key("P-256", private=True)
+    token = CompactSigner("ES256", key.private_key, {"alg": "ES256", "kid": "k"}).sign({"sub": "ü"})
+    header, signing_input, payload, signature = split_compact(token)
+    assert header == {"alg": "ES256", "kid": "k"}
+    assert signing_input == token.rsplit(".", 1)[0].encode()
+    assert json.loads(payload) == {"sub": "ü"} and len(signature) == 64
+    assert es256_valid(key.public_key, signing_input, signature)
+    other = ECKey.generate_key("P-256", private=True)
+    assert not es256_valid(other.public_key, signing_input, signature)
+    assert not es256_valid(key.public_key, signing_input + b"x", signature)
+    assert not es256_valid(key.public_key, signing_input, signature[:-1])  # not 64 octets
+    assert not es256_valid(key.public_key, signing_input, bytes(64))  # r = s = 0
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "",
+        "a.b",
+        "a.b.c.d",
+        f"{_seg(b'{}')}=.{_seg(b'{}')}.{_seg(b'x')}",  # padding
+        f"{_seg(b'{}')}.{_seg(b'{}')}.ab+c",  # not the URL alphabet
+        f"{_seg(b'{}')}.{_seg(b'{}')}.abcde",  # a length no base64 has
+        f"{_seg(b'[1]')}.{_seg(b'{}')}.{_seg(b'x')}",  # the header is not an object
+        f"{_seg(b'{')}.{_seg(b'{}')}.{_seg(b'x')}",  # not JSON
+        _seg(bytes([0xFF, 0xFE])) + f".{_seg(b'{}')}.{_seg(b'x')}",  # not UTF-8
+        f"{_seg(b'[' * 3000 + b']' * 3000)}.{_seg(b'{}')}.{_seg(b'x')}",  # nested past the parser's depth
+    ],
+)
+def test_split_compact_refuses_what_is_not_a_compact_jws(token):
+    with pytest.raises(ValueError):
+        split_compact(token)
+
+
+def test_an_es256_header_naming_our_rs256_key_finds_no_key(idp):
+    """The kid of our own ID token key under alg ES256: no key, so no verification is attempted."""
+    keys = idp.ctx.keys
+    rs_kid = keys.signing_key(ID_TOKEN_ALG).kid
+    assert keys.verification_key(rs_kid, ACCESS_TOKEN_ALG) is None
+    es = keys.signing_key(ACCESS_TOKEN_ALG)
+    assert keys.verification_key(es.kid, ACCESS_TOKEN_ALG).public_numbers() == es.public_key.public_numbers()
+    assert keys.verification_key("no-such-kid", ACCESS_TOKEN_ALG) is None

@@ -122,7 +122,17 @@ def test_malformed_authorization_header_is_invalid_token(web, header):
     assert_invalid_token(get(web, header=header))
 
 
-@pytest.mark.parametrize("token", ["abc", "a.b.c", "eyJhbGciOiJFUzI1NiJ9.e30.", "x" * 9000])
+@pytest.mark.parametrize(
+    "token",
+    [
+        "abc",
+        "a.b.c",
+        "eyJhbGciOiJFUzI1NiJ9.e30.",
+        "x" * 9000,
+        b64(b"[" * 2500 + b"]" * 2500) + ".e30." + b64(b"x" * 64),  # a header nested past any parser's depth
+        "eyJhbGciOiJFUzI1NiJ9=.e30." + b64(b"x" * 64),  # padded base64
+    ],
+)
 def test_garbage_token_is_invalid_token(web, token):
     assert_invalid_token(get(web, token))
 

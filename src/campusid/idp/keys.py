@@ -62,6 +62,7 @@ class KeyManager:
         self._keep_after_retire = max_token_lifetime + 60
         self._lock = threading.Lock()
         self._keys: list[_Key] = []
+        self._signing_order: dict[str, list[_Key]] = {}  # per alg, the latest activation first
         self._loaded_at = 0.0
         self._verify_set: KeySet | None = None
 
@@ -121,8 +122,10 @@ class KeyManager:
                     private,
                 )
             )
+        order = {alg: sorted((k for k in keys if k.alg == alg), key=lambda k: -k.activates_at) for alg in ALGS}
         with self._lock:
             self._keys = keys
+            self._signing_order = order
             self._loaded_at = time.monotonic()
             self._verify_set = None
 
@@ -147,20 +150,35 @@ class KeyManager:
     # -- use ------------------------------------------------------------------------------
     def signing_key(self, alg: str, now: int | None = None) -> RSAKey | ECKey:
         now = int(time.time()) if now is None else now
-        active = [k for k in self._current() if k.alg == alg and k.activates_at <= now]
-        if not active:
-            raise RuntimeError(f"no active {alg} signing key; run `campusid keys rotate`")
-        return max(active, key=lambda k: k.activates_at).private
+        self._current()
+        for key in self._signing_order.get(alg, ()):  # the most recently activated key signs
+            if key.activates_at <= now:
+                return key.private
+        raise RuntimeError(f"no active {alg} signing key; run `campusid keys rotate`")
 
     def jwks(self) -> dict:
         self._current()
         return {"keys": [dict(k.public) for k in self._published(int(time.time()))]}
 
-    def verification_keys(self, kid: str | None = None) -> KeySet:
-        """Public keys for verifying our own tokens; reloads once when `kid` is unknown."""
+    def _know(self, kid: str | None) -> None:
+        """Keys as current as the cache allows; reloaded at once for an unknown `kid` (a key another
+        worker just created), at most once a second."""
         self._current()
         if kid is not None and all(k.kid != kid for k in self._keys) and time.monotonic() - self._loaded_at > 1:
             self.reload()
+
+    def verification_key(self, kid: str, alg: str):
+        """The public key (a `cryptography` object) of the published `alg` key `kid`, or None."""
+        self._know(kid)
+        now = int(time.time())
+        for k in self._published(now):
+            if k.kid == kid and k.alg == alg:
+                return k.private.public_key
+        return None
+
+    def verification_keys(self, kid: str | None = None) -> KeySet:
+        """Public keys for verifying our own tokens; reloads once when `kid` is unknown."""
+        self._know(kid)
         with self._lock:
             if self._verify_set is None:
                 self._verify_set = KeySet(

@@ -1,7 +1,8 @@
 """Validating our own JWT access tokens (RFC 9068 4) for userinfo and the records API.
 
-The algorithm is pinned to ES256; the signature is checked against our published keys by
-`kid`; then `typ`, `iss`, `exp` and the audience. Bearer errors follow RFC 6750 3.1.
+The algorithm is pinned to ES256 and `typ` to at+jwt; the signature is checked against our
+published ES256 key the `kid` names (protocol/jws.py); then `iss`, `exp`, the scope and the
+audience. Bearer errors follow RFC 6750 3.1.
 """
 
 from __future__ import annotations
@@ -9,15 +10,12 @@ from __future__ import annotations
 import json
 import time
 
-from joserfc import jws
-from joserfc.errors import JoseError
-from joserfc.jws import JWSRegistry
-
 from campusid.idp.keys import ACCESS_TOKEN_ALG, KeyManager
+from campusid.idp.protocol import jws
 from campusid.idp.protocol.errors import InsufficientScope, InvalidToken
 
 LEEWAY = 30
-_REGISTRY = JWSRegistry(algorithms=[ACCESS_TOKEN_ALG])  # built once; pins the algorithm
+ACCESS_TOKEN_TYP = "at+jwt"  # RFC 9068 2.1
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -37,23 +35,18 @@ def bearer_token(authorization: str | None) -> str | None:
 def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_scope: str | None = None) -> dict:
     """Verify a JWT access token and return its claims; scope is checked before audience."""
     try:
-        compact = jws.extract_compact(token.encode("ascii"))
-        header = compact.protected
-    except (JoseError, ValueError, UnicodeError, TypeError):
+        header, signing_input, payload, signature = jws.split_compact(token)
+    except ValueError:
         raise InvalidToken("the access token is malformed") from None
-    if header.get("alg") != ACCESS_TOKEN_ALG or header.get("typ") != "at+jwt":
+    if header.get("alg") != ACCESS_TOKEN_ALG or header.get("typ") != ACCESS_TOKEN_TYP:
         raise InvalidToken("the access token is not an ES256 at+jwt")
     kid = header.get("kid")
+    key = keys.verification_key(kid, ACCESS_TOKEN_ALG) if isinstance(kid, str) else None
+    if key is None or not jws.es256_valid(key, signing_input, signature):
+        raise InvalidToken("the access token signature is not valid")
     try:
-        if not jws.validate_compact(
-            compact, keys.verification_keys(kid if isinstance(kid, str) else None), registry=_REGISTRY
-        ):
-            raise InvalidToken("the access token signature is not valid")
-    except (JoseError, ValueError, TypeError):
-        raise InvalidToken("the access token signature is not valid") from None
-    try:
-        claims = json.loads(compact.payload)
-    except (ValueError, UnicodeError):
+        claims = json.loads(payload)
+    except (ValueError, UnicodeError, RecursionError):
         raise InvalidToken("the access token is malformed") from None
     if not isinstance(claims, dict):
         raise InvalidToken("the access token is malformed")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from campusid.idp.crypto import new_token
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager
+from campusid.idp.protocol.access_tokens import ACCESS_TOKEN_TYP
 from campusid.idp.protocol.jws import CompactSigner
 
 RECORDS_PATH = "/records"
 ID_TOKEN_TYP = "JWT"
-ACCESS_TOKEN_TYP = "at+jwt"  # RFC 9068 2.1
 
 
 def records_audience(issuer: str) -> str:

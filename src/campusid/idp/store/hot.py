@@ -190,6 +190,17 @@ def _interaction(row: dict | None) -> dict | None:
     return row
 
 
+@lru_cache(maxsize=256)
+def _client_json(raw: str) -> dict:
+    """A client row that SQLite returned as one JSON object, decoded once per distinct value.
+    The cached dict is never handed out: callers get a copy (see _client_from_json)."""
+    return _client(json.loads(raw))
+
+
+def _client_from_json(raw: str) -> dict:
+    return dict(_client_json(raw))
+
+
 def _client(row: dict) -> dict:
     for key in ("redirect_uris", "granted_scopes"):
         value = row[key]
@@ -298,7 +309,7 @@ class HotPath:
         grant = await self.backend.one(REDEEM_CODE, params)
         if grant is None:  # refused: the client row alone, for the answer
             return await self.client(client_id), None
-        return _client(json.loads(grant.pop("client"))), grant
+        return _client_from_json(grant.pop("client")), grant
 
     async def return_code(self, grant_id: str, now: int) -> None:
         """Undo a redemption made at `now` that the request was then refused for (rate limit)."""
@@ -371,7 +382,8 @@ class SQLiteBackend:
                     conn.execute(stmt.sqlite, params).close()
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         return done
 
