@@ -1201,8 +1201,8 @@ def main() -> int:
     table = build_table(all_runs, targets, args, meta, failures)
     print(table)
     if args.save is not None:
-        # the time in the name too: a second run on the same day keeps the first one
-        stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
+        # named by the run's start, as in the table's header: a second run on one day keeps the first
+        stamp = meta["date"].replace(" ", "-").replace(":", "")
         path = Path(args.save) if args.save else BENCH / "results" / f"{stamp}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(table + "\n")

@@ -5,7 +5,7 @@ import json
 import time
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import rsa
 from joserfc import jws
 from joserfc.errors import BadSignatureError
 from joserfc.jwk import ECKey, RSAKey
@@ -29,7 +29,7 @@ def _part(token: str, index: int) -> bytes:
 def test_tokens_verify_with_joserfc_and_carry_the_header_and_claims(alg, key):
     header = {"alg": alg, "kid": "k-1", "typ": "JWT"}
     claims = {"iss": "https://idp.example", "sub": "s", "name": "Zoë Ångström", "exp": 2_000_000_000}
-    token = CompactSigner(alg, key.private_key, header).sign(claims)
+    token = CompactSigner(alg, key, header).sign(claims)
     assert token.count(".") == 2 and "=" not in token
     assert json.loads(_part(token, 0)) == header
     verified = jws.deserialize_compact(token, key, algorithms=[alg])
@@ -46,7 +46,7 @@ def test_tokens_verify_with_joserfc_and_carry_the_header_and_claims(alg, key):
     ],
 )
 def test_a_changed_signature_or_payload_does_not_verify(alg, key):
-    token = CompactSigner(alg, key.private_key, {"alg": alg}).sign({"sub": "a"})
+    token = CompactSigner(alg, key, {"alg": alg}).sign({"sub": "a"})
     head, payload, sig = token.split(".")
     other_payload = base64.urlsafe_b64encode(b'{"sub":"b"}').rstrip(b"=").decode()
     flipped = bytearray(_part(token, 2))
@@ -58,13 +58,18 @@ def test_a_changed_signature_or_payload_does_not_verify(alg, key):
 
 
 def test_keys_that_do_not_fit_the_algorithm_are_refused():
-    rsa_2048 = rsa.generate_private_key(65537, 2048)
-    with pytest.raises(ValueError, match="P-256"):
+    rsa_2048 = RSAKey.generate_key(2048, private=True)
+    p256 = ECKey.generate_key("P-256", private=True)
+    with pytest.raises(ValueError, match="EC private key"):
         CompactSigner("ES256", rsa_2048, {"alg": "ES256"})
-    with pytest.raises(ValueError, match="P-256"):
-        CompactSigner("ES256", ec.generate_private_key(ec.SECP384R1()), {"alg": "ES256"})
+    with pytest.raises(ValueError, match="RSA private key"):
+        CompactSigner("RS256", p256, {"alg": "RS256"})
+    with pytest.raises(ValueError, match="cannot sign with this key"):
+        CompactSigner("ES256", ECKey.generate_key("P-384", private=True), {"alg": "ES256"})
     with pytest.raises(ValueError, match="2048"):
-        CompactSigner("RS256", rsa.generate_private_key(65537, 1024), {"alg": "RS256"})
+        CompactSigner("RS256", RSAKey.import_key(rsa.generate_private_key(65537, 1024)), {"alg": "RS256"})
+    with pytest.raises(ValueError, match="private key"):
+        CompactSigner("ES256", ECKey.import_key(p256.as_dict(private=False)), {"alg": "ES256"})
     with pytest.raises(ValueError, match="another algorithm"):
         CompactSigner("RS256", rsa_2048, {"alg": "none"})
     with pytest.raises(ValueError, match="unsupported"):
@@ -103,17 +108,19 @@ def _seg(data: bytes) -> str:
 
 def test_split_compact_returns_what_was_signed():
     key = ECKey.generate_key("P-256", private=True)
-    token = CompactSigner("ES256", key.private_key, {"alg": "ES256", "kid": "k"}).sign({"sub": "ü"})
+    token = CompactSigner("ES256", key, {"alg": "ES256", "kid": "k"}).sign({"sub": "ü"})
     header, signing_input, payload, signature = split_compact(token)
     assert header == {"alg": "ES256", "kid": "k"}
     assert signing_input == token.rsplit(".", 1)[0].encode()
     assert json.loads(payload) == {"sub": "ü"} and len(signature) == 64
-    assert es256_valid(key.public_key, signing_input, signature)
+    public = ECKey.import_key(key.as_dict(private=False))
+    assert es256_valid(public, signing_input, signature)
     other = ECKey.generate_key("P-256", private=True)
-    assert not es256_valid(other.public_key, signing_input, signature)
-    assert not es256_valid(key.public_key, signing_input + b"x", signature)
-    assert not es256_valid(key.public_key, signing_input, signature[:-1])  # not 64 octets
-    assert not es256_valid(key.public_key, signing_input, bytes(64))  # r = s = 0
+    assert not es256_valid(other, signing_input, signature)
+    assert not es256_valid(public, signing_input + b"x", signature)
+    assert not es256_valid(public, signing_input, signature[:-1])  # not 64 octets
+    assert not es256_valid(public, signing_input, bytes(64))  # r = s = 0
+    assert not es256_valid(RSAKey.generate_key(2048, private=True), signing_input, signature)
 
 
 @pytest.mark.parametrize(
@@ -142,5 +149,6 @@ def test_an_es256_header_naming_our_rs256_key_finds_no_key(idp):
     rs_kid = keys.signing_key(ID_TOKEN_ALG).kid
     assert keys.verification_key(rs_kid, ACCESS_TOKEN_ALG) is None
     es = keys.signing_key(ACCESS_TOKEN_ALG)
-    assert keys.verification_key(es.kid, ACCESS_TOKEN_ALG).public_numbers() == es.public_key.public_numbers()
+    found = keys.verification_key(es.kid, ACCESS_TOKEN_ALG)
+    assert found.private_key is None and found.public_key.public_numbers() == es.public_key.public_numbers()
     assert keys.verification_key("no-such-kid", ACCESS_TOKEN_ALG) is None

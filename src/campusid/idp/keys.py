@@ -167,13 +167,12 @@ class KeyManager:
         if kid is not None and all(k.kid != kid for k in self._keys) and time.monotonic() - self._loaded_at > 1:
             self.reload()
 
-    def verification_key(self, kid: str, alg: str):
-        """The public key (a `cryptography` object) of the published `alg` key `kid`, or None."""
-        self._know(kid)
-        now = int(time.time())
-        for k in self._published(now):
-            if k.kid == kid and k.alg == alg:
-                return k.private.public_key
+    def verification_key(self, kid: str, alg: str) -> RSAKey | ECKey | None:
+        """The published public key `kid` if it is an `alg` key, else None."""
+        expected = RSAKey if alg == ID_TOKEN_ALG else ECKey
+        for key in self.verification_keys(kid).keys:
+            if key.kid == kid:
+                return key if isinstance(key, expected) else None
         return None
 
     def verification_keys(self, kid: str | None = None) -> KeySet:

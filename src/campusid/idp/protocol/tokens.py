@@ -35,7 +35,7 @@ class TokenMinter:
         if entry is None or entry[0] is not key:
             if len(self._signers) > 16:
                 self._signers.clear()
-            entry = (key, CompactSigner(alg, key.private_key, {"alg": alg, "kid": key.kid, "typ": typ}))
+            entry = (key, CompactSigner(alg, key, {"alg": alg, "kid": key.kid, "typ": typ}))
             self._signers[(id(key), typ)] = entry
         return entry[1]
 
