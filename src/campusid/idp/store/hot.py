@@ -58,7 +58,8 @@ class Statement:
     @classmethod
     def pair(cls, sqlite: str, pg: str) -> Statement:
         """One statement written in each dialect (the same `:name` parameters)."""
-        return cls(sqlite=sqlite, pg=cls.of(pg).pg, names=cls.of(pg).names)
+        numbered = cls.of(pg)
+        return cls(sqlite=sqlite, pg=numbered.pg, names=numbered.names)
 
 
 CLIENT = Statement.of(
@@ -265,15 +266,15 @@ class HotPath:
         """Finish the interaction `id_hash` and, only if this call finished it (True), replace the
         browser's session (`old_session_hash`, if any) by `session` and write the `grant` of the
         code or the next `interaction` (the consent step), atomically."""
-        params = {"h": id_hash, "old": old_session_hash}
-        params.update({f"s_{k}": v for k, v in session.items()})
-        for prefix, row, stmt in (("g_", grant, INSERT_GRANT), ("n_", interaction, INSERT_INTERACTION)):
-            params.update(dict.fromkeys((prefix + name for name in stmt.names), None))
-            if row is not None:
-                params.update({prefix + k: v for k, v in row.items()})
-        if interaction is not None:
-            params["n_params"] = json.dumps(interaction["params"], separators=(",", ":"))
+        params_json = json.dumps(interaction["params"], separators=(",", ":")) if interaction is not None else None
         if isinstance(self.backend, PostgresBackend):
+            params = {"h": id_hash, "old": old_session_hash}
+            params.update({f"s_{k}": v for k, v in session.items()})
+            for prefix, row, stmt in (("g_", grant, INSERT_GRANT), ("n_", interaction, INSERT_INTERACTION)):
+                params.update(dict.fromkeys((prefix + name for name in stmt.names), None))
+                if row is not None:
+                    params.update({prefix + k: v for k, v in row.items()})
+            params["n_params"] = params_json
             return await self.backend.one(COMPLETE_LOGIN, params) is not None
         then = [(INSERT_SESSION, session)]
         if old_session_hash is not None:
@@ -281,7 +282,7 @@ class HotPath:
         if grant is not None:
             then.append((INSERT_GRANT, grant))
         if interaction is not None:
-            then.append((INSERT_INTERACTION, {**interaction, "params": params["n_params"]}))
+            then.append((INSERT_INTERACTION, {**interaction, "params": params_json}))
         return await self.backend.transaction((FINISH_INTERACTION, {"h": id_hash}), then)
 
     async def create_session(self, row: dict) -> None:

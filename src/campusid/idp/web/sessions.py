@@ -114,11 +114,17 @@ def new_interaction_id() -> str:
 
 
 def new_interaction(
-    ctx: Context, kind: str, params: dict, user_id: str | None = None, auth_time: int | None = None
+    ctx: Context,
+    kind: str,
+    params: dict,
+    user_id: str | None = None,
+    auth_time: int | None = None,
+    *,
+    raw: str | None = None,
 ) -> tuple[str, dict]:
-    """A pending interaction: its id (the cookie value) and the row the store keeps; `user_id`
-    and `auth_time` when the user has just signed in for it."""
-    raw = new_interaction_id()
+    """A pending interaction: its id (the cookie value; `raw` when the caller drew it already) and
+    the row the store keeps; `user_id` and `auth_time` when the user has just signed in for it."""
+    raw = raw or new_interaction_id()
     now = int(time.time())
     row = {
         "id_hash": token_hash(raw),
@@ -148,9 +154,7 @@ async def begin_interaction(
 ) -> str:
     """A pending interaction, stored and its cookie set. `raw`: its id, drawn (new_interaction_id)
     by a caller whose response shows it already (the login form's CSRF token); a new one otherwise."""
-    drawn, row = new_interaction(ctx, kind, params, user_id, auth_time)
-    raw = raw or drawn
-    row["id_hash"] = token_hash(raw)
+    raw, row = new_interaction(ctx, kind, params, user_id, auth_time, raw=raw)
     await ctx.store.hot.create_interaction(row)
     set_interaction_cookie(ctx, response, raw)
     return raw
