@@ -3,12 +3,17 @@
 The algorithm is pinned to ES256 and `typ` to at+jwt; the signature is checked against our
 published ES256 key the `kid` names (protocol/jws.py); then `iss`, `exp`, the scope and the
 audience. Bearer errors follow RFC 6750 3.1.
+
+A token presented again (a client calls userinfo, or the desktop app the records API, with the
+token of one sign-in) is not verified again while its key is still published (VerifiedTokens);
+every other check runs on every request.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 
 from campusid.idp.keys import ACCESS_TOKEN_ALG, KeyManager
 from campusid.idp.protocol import jws
@@ -32,8 +37,47 @@ def bearer_token(authorization: str | None) -> str | None:
     return value
 
 
-def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_scope: str | None = None) -> dict:
-    """Verify a JWT access token and return its claims; scope is checked before audience."""
+class VerifiedTokens:
+    """Access tokens whose signature verified: the token's exact text -> the `kid` that verified
+    it and its claims. An entry counts only while that kid is still a published ES256 key (kids
+    are random and never reused, so the kid names the same key material for good); a retired
+    key's tokens are verified again, and refused. Only verified tokens enter, so nobody but the
+    issuer can fill it; bounded, the oldest entry leaves first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, tuple[str, dict]] = OrderedDict()
+
+    def get(self, token: str, keys: KeyManager) -> dict | None:
+        entry = self._entries.get(token)
+        if entry is None:
+            return None
+        kid, claims = entry
+        if keys.verification_key(kid, ACCESS_TOKEN_ALG) is None:
+            self.forget(token)
+            return None
+        return claims
+
+    def put(self, token: str, kid: str, claims: dict) -> None:
+        self._entries[token] = (kid, claims)
+        while len(self._entries) > self._size:
+            try:
+                self._entries.popitem(last=False)
+            except KeyError:  # emptied meanwhile by another thread
+                break
+
+    def forget(self, token: str) -> None:
+        self._entries.pop(token, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+VERIFIED = VerifiedTokens()
+
+
+def _verified_claims(token: str, keys: KeyManager) -> dict:
+    """The claims of a token whose ES256 signature our published key `kid` verifies."""
     try:
         header, signing_input, payload, signature = jws.split_compact(token)
     except ValueError:
@@ -50,11 +94,22 @@ def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_
         raise InvalidToken("the access token is malformed") from None
     if not isinstance(claims, dict):
         raise InvalidToken("the access token is malformed")
+    VERIFIED.put(token, kid, claims)
+    return claims
+
+
+def validate(token: str, keys: KeyManager, issuer: str, audience: str, required_scope: str | None = None) -> dict:
+    """Verify a JWT access token and return its claims; scope is checked before audience."""
+    claims = VERIFIED.get(token, keys)
+    if claims is None:
+        claims = _verified_claims(token, keys)
+    claims = dict(claims)  # the cached claims stay as verified
     now = int(time.time())
     if claims.get("iss") != issuer:
         raise InvalidToken("the access token was issued by another issuer")
     exp = claims.get("exp")
     if not isinstance(exp, int) or exp + LEEWAY < now:
+        VERIFIED.forget(token)
         raise InvalidToken("the access token has expired")
     if required_scope is not None and required_scope not in str(claims.get("scope", "")).split():
         raise InsufficientScope(f"the access token lacks the scope {required_scope}")
