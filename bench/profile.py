@@ -19,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -88,6 +90,50 @@ def summarise(raw: Path, top: int) -> str:
     return "\n".join(out)
 
 
+def _driver_load(cfg: dict):
+    """The flow driver started; returns once its timed phase begins (sessions and codes are made
+    first, unsampled), with a function that waits for its result."""
+    proc = subprocess.Popen(
+        ["taskset", "-c", bench.LOAD_CORE, "node", str(bench.LOADGEN / "driver.mjs"), json.dumps(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in proc.stderr:
+        if line.startswith("phase: recording"):
+            break
+
+    def collect() -> dict:
+        out, _ = proc.communicate()
+        lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+        return json.loads(lines[-1]) if lines else {}
+
+    return collect
+
+
+def _userinfo_load(base: dict, server, args):
+    """wrk on the userinfo endpoint with one access token (as bench/run.py's row), started in a
+    thread; sampling begins after a second of it."""
+    at = bench.driver({**base, "mode": "mint-access-token", "concurrency": 1})
+    if not at.get("ok"):
+        sys.exit(f"minting an access token failed: {at.get('error_samples')}")
+    path = "/" + at["userinfo_endpoint"].split("/", 3)[3]
+    box: dict = {}
+    expect = ['"sub"', json.dumps(at["sub"])]
+    auth = f"Bearer {at['access_token']}"
+    thread = threading.Thread(
+        target=lambda: box.update(bench.wrk(server.issuer, path, args.concurrency, args.seconds, expect, auth))
+    )
+    thread.start()
+    time.sleep(1)
+
+    def collect() -> dict:
+        thread.join()
+        return box
+
+    return collect
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
@@ -109,21 +155,13 @@ def main() -> int:
         for row in args.rows.split(","):
             raw = workdir / f"{row}.txt"
             cfg = {**base, "concurrency": args.concurrency, "duration": args.seconds}
-            if row == "token":
-                cfg.update(mode="token", mint_seconds=args.seconds + 2)
-            elif row == "userinfo":
-                cfg.update(mode="sso")
+            if row == "userinfo":  # wrk with one access token, as the benchmark's row
+                collect = _userinfo_load(base, server, args)
             else:
-                cfg["mode"] = row
-            proc = subprocess.Popen(
-                ["taskset", "-c", bench.LOAD_CORE, "node", str(bench.LOADGEN / "driver.mjs"), json.dumps(cfg)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for line in proc.stderr:  # sessions and code minting first; sample only the timed phase
-                if line.startswith("phase: recording"):
-                    break
+                cfg.update(mode=row)
+                if row == "token":
+                    cfg.update(mint_seconds=args.seconds + 2)
+                collect = _driver_load(cfg)
             subprocess.run(
                 [
                     spy,
@@ -144,9 +182,7 @@ def main() -> int:
                 stderr=subprocess.DEVNULL,
                 check=False,
             )
-            out, _ = proc.communicate()
-            lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-            result = json.loads(lines[-1]) if lines else {}
+            result = collect()
             print(
                 f"== {row} (c={args.concurrency}, {args.db}): {result.get('rate', 0):.1f}/s while sampled, "
                 f"ok={result.get('ok')}"
