@@ -1,11 +1,13 @@
 """Signing keys: RS256 ≥ 2048 with kid, encrypted at rest, rotation publishes before signing."""
 
+import threading
 import time
 
 import pytest
 from joserfc import jwt
 
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG, KeyManager, WrongSecretKey
+from campusid.idp.store.db import StoreError
 
 
 def test_private_keys_are_encrypted_at_rest(idp):
@@ -70,3 +72,41 @@ def test_another_secret_key_is_a_clear_error_not_a_traceback(idp_env, command):
     assert "CAMPUSID_SECRET_KEY does not open the signing key" in proc.stderr
     assert "Traceback" not in proc.stderr and "InvalidTag" not in proc.stderr
     assert idp_env["CAMPUSID_SECRET_KEY"] not in proc.stderr + proc.stdout
+
+
+def _other_manager(idp) -> KeyManager:
+    s = idp.settings
+    return KeyManager(idp.store, s.secret_key, s.jwks_max_age, s.max_token_lifetime)
+
+
+def test_stale_keys_are_read_again_off_the_request_path(idp, monkeypatch):
+    """Another process rotated the keys: a request with stale keys goes on with them and the
+    database is read on a thread of its own, not the request's."""
+    keys = idp.ctx.keys
+    kid = keys.signing_key(ID_TOKEN_ALG).kid
+    added = {a["kid"] for a in _other_manager(idp).rotate()}
+    readers = []
+    real_all = idp.store.keys.all
+    monkeypatch.setattr(idp.store.keys, "all", lambda: readers.append(threading.current_thread()) or real_all())
+    keys._loaded_at = time.monotonic() - 60
+    assert keys.signing_key(ID_TOKEN_ALG).kid == kid
+    keys.refresher.join(10)
+    assert readers and threading.current_thread() not in readers
+    assert added <= {k["kid"] for k in keys.jwks()["keys"]}
+
+
+def test_a_failed_background_reload_keeps_the_keys_and_waits_before_the_next(idp, monkeypatch, caplog):
+    keys = idp.ctx.keys
+    kid = keys.signing_key(ACCESS_TOKEN_ALG).kid
+
+    def down():
+        raise StoreError("the database is unreachable")
+
+    monkeypatch.setattr(idp.store.keys, "all", down)
+    keys._loaded_at = time.monotonic() - 60
+    assert keys.signing_key(ACCESS_TOKEN_ALG).kid == kid
+    first = keys.refresher
+    first.join(10)
+    assert "reloading the signing keys failed" in caplog.text
+    assert keys.signing_key(ACCESS_TOKEN_ALG).kid == kid and keys.verification_key(kid, ACCESS_TOKEN_ALG) is not None
+    assert keys.refresher is first  # no new attempt until _RELOAD_SECONDS have passed

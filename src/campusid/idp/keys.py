@@ -4,10 +4,15 @@ Private keys are sealed (AES-256-GCM under a key derived from CAMPUSID_SECRET_KE
 reach the database. `rotate()` publishes the next key at once but lets it sign only after
 `jwks_max_age` seconds, so every relying party's cached JWKS has it before the first token it
 signs; the old key stays in the JWKS until the last token it signed has expired.
+
+Keys are cached and read again every _RELOAD_SECONDS (another process may have rotated them). That
+read runs on a thread of its own while requests go on with the keys they have: the request path
+never waits for the database for its keys, except on first use and for a `kid` it does not know.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +28,8 @@ ID_TOKEN_ALG = "RS256"
 ACCESS_TOKEN_ALG = "ES256"
 ALGS = (ID_TOKEN_ALG, ACCESS_TOKEN_ALG)
 _RELOAD_SECONDS = 10
+
+log = logging.getLogger("campusid.idp.keys")
 
 
 class WrongSecretKey(StoreError):
@@ -65,6 +72,7 @@ class KeyManager:
         self._signing_order: dict[str, list[_Key]] = {}  # per alg, the latest activation first
         self._loaded_at = 0.0
         self._verify_set: KeySet | None = None
+        self.refresher: threading.Thread | None = None  # the background reload under way, if any
 
     # -- administration -------------------------------------------------------------------
     def _add(self, alg: str, activates_at: int) -> str:
@@ -140,9 +148,27 @@ class KeyManager:
             ) from None
 
     def _current(self) -> list[_Key]:
-        if time.monotonic() - self._loaded_at > _RELOAD_SECONDS:
-            self.reload()
+        if not self._loaded_at:
+            self.reload()  # first use: nothing to go on with yet
+        elif time.monotonic() - self._loaded_at > _RELOAD_SECONDS:
+            self._refresh_in_background()
         return self._keys
+
+    def _refresh_in_background(self) -> None:
+        """Start one reload on its own thread, unless one is under way."""
+        with self._lock:
+            if self.refresher is not None and self.refresher.is_alive():
+                return
+            self.refresher = threading.Thread(target=self._refresh, name="campusid-key-reload", daemon=True)
+            self.refresher.start()
+
+    def _refresh(self) -> None:
+        try:
+            self.reload()
+        except Exception:  # the keys in hand stay in use; the next attempt comes after _RELOAD_SECONDS
+            log.exception("reloading the signing keys failed; the keys loaded before stay in use")
+            with self._lock:
+                self._loaded_at = time.monotonic()
 
     def _published(self, now: int) -> list[_Key]:
         return [k for k in self._keys if k.retires_at is None or now < k.retires_at + self._keep_after_retire]
