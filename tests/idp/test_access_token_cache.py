@@ -92,8 +92,10 @@ def test_only_verified_tokens_enter_and_the_oldest_leaves_first(idp, verificatio
     with pytest.raises(InvalidToken):
         validate("e30.e30.AAAA", idp.ctx.keys, idp.issuer, idp.issuer, "openid")
     assert len(access_tokens.VERIFIED) == 0
+    kid = idp.ctx.keys.signing_key(ACCESS_TOKEN_ALG).kid  # published, so entries still there answer
     cache = VerifiedTokens(size=2)
     for n in range(3):
-        cache.put(f"t{n}", "kid", {"n": n})
+        cache.put(f"t{n}", kid, {"n": n})
     assert len(cache) == 2
     assert cache.get("t0", idp.ctx.keys) is None
+    assert cache.get("t1", idp.ctx.keys) == {"n": 1} and cache.get("t2", idp.ctx.keys) == {"n": 2}
