@@ -84,8 +84,11 @@ class Server:
                 self.proc.kill()
 
 
-def start_server(env: dict, *args: str, port: int | None = None, command: str = "serve") -> Server:
-    """Start `campusid serve` (or demo) as a real process and wait until discovery answers."""
+def start_server(
+    env: dict, *args: str, port: int | None = None, command: str = "serve", cpus: set[int] | None = None
+) -> Server:
+    """Start `campusid serve` (or demo) as a real process and wait until discovery answers;
+    `cpus`: the only CPUs it may run on."""
     port = port or free_port()
     issuer = env.get("CAMPUSID_ISSUER") or f"http://127.0.0.1:{port}"
     env = {**env, "CAMPUSID_ISSUER": issuer}
@@ -95,6 +98,7 @@ def start_server(env: dict, *args: str, port: int | None = None, command: str = 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=None if cpus is None else lambda: os.sched_setaffinity(0, cpus),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
