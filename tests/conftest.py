@@ -3,6 +3,7 @@ test; a postgresql URL → a fresh database per test on that server (CI runs the
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
@@ -69,6 +70,25 @@ def run_cli(env: dict, *args: str, stdin: str | None = None, check: bool = True)
     if check and proc.returncode != 0:
         raise AssertionError(f"campusid {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
     return proc
+
+
+def add_users(env: dict, password: str, *users: tuple[str, str]) -> None:
+    """`campusid users add` for each (username, role), named after the username."""
+    for name, role in users:
+        run_cli(
+            env, "users", "add", name, "--name", name.title(), "--role", role, "--password-stdin", stdin=password + "\n"
+        )
+
+
+def active_app(env: dict, name: str, kind: str, redirect_uri: str, *scopes: str, owner: str = "dev") -> dict:
+    """A client application created through the CLI and taken through review to active; its JSON."""
+    args = ["apps", "create", "--name", name, "--type", kind, "--redirect-uri", redirect_uri]
+    for scope in scopes:
+        args += ["--scope", scope]
+    app = json.loads(run_cli(env, *args, "--owner", owner, "--json").stdout)
+    for step in (["submit"], ["approve", "--by", "admin"], ["activate"]):
+        run_cli(env, "apps", step[0], app["client_id"], *step[1:])
+    return app
 
 
 class Server:

@@ -11,7 +11,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from tests.conftest import run_cli, start_server
+from tests.conftest import active_app, run_cli, start_server
 from tests.idp.helpers import PASSWORD, auth_params, login_through_pages
 
 pytestmark = pytest.mark.e2e
@@ -55,31 +55,10 @@ def server(idp_env):
         "--password-stdin",
         stdin=PASSWORD + "\n",
     )
-    clients = {}
-    for kind, uri in (("web", "https://rp.example.edu/callback"), ("native", "http://127.0.0.1/callback")):
-        app = json.loads(
-            run_cli(
-                idp_env,
-                "apps",
-                "create",
-                "--name",
-                kind,
-                "--type",
-                kind,
-                "--redirect-uri",
-                uri,
-                "--scope",
-                "openid",
-                "--scope",
-                "profile",
-                "--owner",
-                "dev",
-                "--json",
-            ).stdout
-        )
-        for step in (["submit"], ["approve", "--by", "admin"], ["activate"]):
-            run_cli(idp_env, "apps", step[0], app["client_id"], *step[1:])
-        clients[kind] = app
+    clients = {
+        kind: active_app(idp_env, kind, kind, uri, "openid", "profile")
+        for kind, uri in (("web", "https://rp.example.edu/callback"), ("native", "http://127.0.0.1/callback"))
+    }
     srv = start_server(idp_env)
     srv.clients = clients
     yield srv

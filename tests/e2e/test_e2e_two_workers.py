@@ -3,13 +3,12 @@ completes on the other, and 20 concurrent redemptions spread over both still hav
 With CAMPUSID_DATABASE_URL set to PostgreSQL this is the production shape; on SQLite the two
 processes share the WAL-mode file."""
 
-import json
 import threading
 
 import httpx
 import pytest
 
-from tests.conftest import run_cli, start_server
+from tests.conftest import active_app, add_users, start_server
 from tests.idp.helpers import PASSWORD, auth_params, login_through_pages
 
 pytestmark = pytest.mark.e2e
@@ -18,37 +17,8 @@ REDIRECT = "http://127.0.0.1/callback"
 
 @pytest.fixture
 def two_servers(idp_env):
-    for user, role in (("alice", "student"), ("dev", "developer"), ("admin", "admin")):
-        run_cli(
-            idp_env,
-            "users",
-            "add",
-            user,
-            "--name",
-            user.title(),
-            "--role",
-            role,
-            "--password-stdin",
-            stdin=PASSWORD + "\n",
-        )
-    app = json.loads(
-        run_cli(
-            idp_env,
-            "apps",
-            "create",
-            "--name",
-            "n",
-            "--type",
-            "native",
-            "--redirect-uri",
-            REDIRECT,
-            "--owner",
-            "dev",
-            "--json",
-        ).stdout
-    )
-    for step in (["submit"], ["approve", "--by", "admin"], ["activate"]):
-        run_cli(idp_env, "apps", step[0], app["client_id"], *step[1:])
+    add_users(idp_env, PASSWORD, ("alice", "student"), ("dev", "developer"), ("admin", "admin"))
+    app = active_app(idp_env, "n", "native", REDIRECT)
     # One issuer for both, as behind a load balancer; each listens on its own port.
     env = {**idp_env, "CAMPUSID_ISSUER": "http://127.0.0.1:1"}
     a, b = start_server(env), start_server(env)
