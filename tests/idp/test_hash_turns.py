@@ -127,3 +127,109 @@ def test_hash_workers_take_turns_with_the_loop_around_each_hash():
     assert (during, after) == (os.SCHED_BATCH, os.SCHED_OTHER)
     if custom_slices():
         assert worker_slice == hash_turns.HASH_SLICE_NS
+
+
+# -- batched turns ------------------------------------------------------------------------------
+class RecordingEvent:
+    """Stands in for LoopTurns' wake-up event: records each sleep instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+        self.woken = False
+
+    def clear(self) -> None:
+        self.woken = False
+
+    def set(self) -> None:
+        self.woken = True
+
+    def wait(self, timeout: float) -> bool:
+        self.sleeps.append(timeout)
+        return self.woken
+
+
+def recording_turns(loop, queued: dict) -> tuple[hash_turns.LoopTurns, RecordingEvent]:
+    turns = hash_turns.LoopTurns(loop, gap=0.25)
+    turns.add_backlog(lambda: queued["hashes"])
+    event = turns._wake = RecordingEvent()
+    return turns, event
+
+
+def test_a_loop_with_nothing_to_do_sleeps_while_hashes_queue():
+    async def main():
+        queued = {"hashes": True}
+        turns, event = recording_turns(asyncio.get_running_loop(), queued)
+        turns._tick()  # an iteration without activity: sleeps
+        turns._tick()  # the iteration after the sleep handles what arrived meanwhile
+        first = list(event.sleeps)
+        turns.activity()  # request data arrived: this iteration's work comes first
+        turns._tick()
+        after_activity = list(event.sleeps)
+        turns._tick()  # and then nothing more
+        queued["hashes"] = False
+        return first, after_activity, list(event.sleeps)
+
+    first, after_activity, last = asyncio.run(main())
+    assert first == [0.25]
+    assert after_activity == [0.25]  # no sleep in the iteration that had work
+    assert last == [0.25, 0.25]
+
+
+def test_the_iteration_after_a_sleep_is_busy_and_no_queue_means_no_ticks():
+    async def main():
+        queued = {"hashes": True}
+        turns, event = recording_turns(asyncio.get_running_loop(), queued)
+        turns._tick()  # sleeps
+        turns._tick()  # what arrived during the sleep is handled: no sleep
+        turns._tick()  # nothing more: sleeps again
+        sleeps = list(event.sleeps)
+        queued["hashes"] = False
+        turns._tick()
+        disarmed = not turns._armed
+        turns.activity()  # with no hash queued, activity does not start the ticks
+        return sleeps, disarmed, turns._armed, event.sleeps
+
+    sleeps, disarmed, armed_without_queue, all_sleeps = asyncio.run(main())
+    assert sleeps == [0.25, 0.25]
+    assert disarmed and not armed_without_queue and all_sleeps == [0.25, 0.25]
+
+
+def test_each_event_loop_thread_has_its_own_turns_and_activity_marks_only_its_own():
+    async def main():
+        loop = asyncio.get_running_loop()
+        turns = hash_turns.loop_turns(loop)
+        same = hash_turns.loop_turns(loop) is turns
+        turns._busy = False
+        hash_turns.note_activity()
+        return turns, same, turns._busy
+
+    first, same, marked = in_thread(lambda: asyncio.run(main()))
+    second, _, _ = in_thread(lambda: asyncio.run(main()))
+    assert same and marked and first is not second
+
+
+def test_hash_workers_report_a_backlog_and_wake_the_loop_when_the_queue_runs_dry():
+    release = threading.Event()
+    started = threading.Event()
+
+    def job(n):
+        started.set()
+        assert release.wait(10)
+        return n
+
+    async def main():
+        workers = HashWorkers(1)
+        first = asyncio.ensure_future(workers.run(job, 1))
+        assert await asyncio.to_thread(started.wait, 10)  # the one worker is busy with it
+        second = asyncio.ensure_future(workers.run(job, 2))
+        await asyncio.sleep(0)  # enqueued
+        backlog_while_queued = workers.backlog()
+        turns = hash_turns.loop_turns(asyncio.get_running_loop())
+        turns._wake.clear()
+        release.set()
+        results = [await first, await second]
+        return backlog_while_queued, results, workers.backlog(), turns._wake.is_set()
+
+    backlog_while_queued, results, backlog_after, woken = in_thread(lambda: asyncio.run(main()))
+    assert backlog_while_queued and results == [1, 2] and not backlog_after
+    assert woken  # the worker found the queue empty and woke the loop before handing back the result

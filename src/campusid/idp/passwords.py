@@ -25,11 +25,13 @@ class HashWorkers:
     finished one. The event loop only enqueues and is handed the result: a worker never waits for
     the loop to dispatch its next job, so the core does not idle between hashes while the loop is
     busy with other requests (anyio's to_thread with a capacity limiter did wait). The loop and
-    the workers take turns on a shared core rather than preempting each other (hash_turns)."""
+    the workers take turns on a shared core rather than preempting each other, and while hashes
+    queue the loop takes its turns in batches (hash_turns; `backlog` tells it when)."""
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._turns: tuple[hash_turns.LoopTurns, ...] = ()  # the loops that awaited a hash here
         self._started = False
         self._lock = threading.Lock()
 
@@ -37,10 +39,19 @@ class HashWorkers:
         if not self._started:
             self._start()
         loop = asyncio.get_running_loop()
+        turns = hash_turns.loop_turns(loop)
+        if turns not in self._turns:
+            turns.add_backlog(self.backlog)
+            self._turns = (*self._turns, turns)
         future = loop.create_future()
         self._jobs.put((fn, args, loop, future))
+        turns.arm()
         with hash_turns.loop_batching():
             return await future
+
+    def backlog(self) -> bool:
+        """True while hashes wait for a worker: every worker is busy and more are queued."""
+        return not self._jobs.empty()
 
     def _start(self) -> None:
         with self._lock:
@@ -59,12 +70,16 @@ class HashWorkers:
                 result, error = fn(*args), None
             except BaseException as exc:  # handed to the awaiting request
                 result, error = None, exc
+            if self._jobs.empty():  # before the result: a loop asleep between turns must feed the queue now
+                for turns in self._turns:
+                    turns.wake()
             # RuntimeError: that event loop has closed meanwhile, so nobody is waiting
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(_settle, future, result, error)
 
 
 def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+    hash_turns.note_activity()
     if future.cancelled():
         return
     if error is not None:

@@ -17,6 +17,8 @@ import asyncio
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from campusid.idp import hash_turns
+
 
 class CorkedTransport:
     """A transport whose writes within one event-loop turn go out as one write."""
@@ -59,6 +61,10 @@ class CorkedTransport:
 
 
 class CorkedHttpToolsProtocol(HttpToolsProtocol):
+    def data_received(self, data: bytes) -> None:
+        hash_turns.note_activity()  # while logins queue for a hash, the loop takes batched turns
+        super().data_received(data)
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(CorkedTransport(transport, self.loop))  # type: ignore[arg-type]
 
