@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import platform
 import re
@@ -486,6 +487,10 @@ def argon2_label(hash_value: str | None) -> str:
     return f"argon2{kind} m={mem_s} t={t} p={p}"
 
 
+# The c=32 full-flow row runs in this many windows of half a row's duration, alternating with as many
+# plus one windows of argon2id alone (Runner._full_against_argon2).
+FULL_WINDOWS, FULL_WINDOWS_QUICK = 4, 2
+
 # argon2id alone: the stored hash verified in a loop on the server core, with the server idle. Run next
 # to the full-flow row (before and after it), it is the bound that row is held against; this VM's
 # speed drifts by 10-20 % within a minute, so a figure taken at another time would not be comparable.
@@ -850,21 +855,40 @@ class TargetBench:
             self._note("sso", c, driver({**self.base, "mode": "sso", "concurrency": c}))
 
     def _full(self) -> None:
-        server, args = self.server, self.args
         for c in self.concs:
-            top = c == max(self.concs) and server.password_hash is not None
-            before = argon2_alone(server.password_hash, args.duration) if top else None
-            res = self._note("full", c, driver({**self.base, "mode": "full", "concurrency": c}))
-            if top:
-                after = argon2_alone(server.password_hash, args.duration)
-                alone = med([before, after])
-                self.out["argon2_alone"] = {"before": before, "after": after, "rate": alone}
-                if alone and res.get("rate"):
-                    self.out["argon2_alone"]["full_ratio"] = res["rate"] / alone
-                    log(
-                        f"  {server.target:8s} argon2id alone {before or 0:.1f}/s before, "
-                        f"{after or 0:.1f}/s after: full flows at c={c} are {res['rate'] / alone * 100:.1f} % of it"
-                    )
+            if c == max(self.concs) and self.server.password_hash is not None:
+                self._full_against_argon2(c)
+            else:
+                self._note("full", c, driver({**self.base, "mode": "full", "concurrency": c}))
+
+    def _full_against_argon2(self, c: int) -> None:
+        """The full-flow row held against argon2id alone on the same core, in alternating windows:
+        argon2id alone, flows, argon2id alone, flows, ..., argon2id alone. This VM's speed drifts by
+        10-20 % within seconds, so one figure taken before the row and one after it put that drift
+        into the ratio (single runs scattered by 8 points); windows that alternate every couple of
+        seconds sample the same drift, and the ratio is the pooled flow rate over the mean of the
+        argon2id windows. Each flow window starts its own driver, which drains its flows before it
+        returns, so an argon2id window never shares the core with the server's hashes."""
+        server, args = self.server, self.args
+        windows = FULL_WINDOWS_QUICK if args.quick else FULL_WINDOWS
+        seconds = max(1.0, args.duration / 2)
+        alone = [argon2_alone(server.password_hash, seconds)]
+        parts = []
+        for _ in range(windows):
+            cfg = {**self.base, "mode": "full", "concurrency": c, "duration": seconds, "latencies": True}
+            parts.append(driver(cfg))
+            alone.append(argon2_alone(server.password_hash, seconds))
+        res = self._note("full", c, pool_windows(parts))
+        rates = [a for a in alone if a is not None]
+        if len(rates) != len(alone) or not res.get("rate"):
+            return
+        mean = statistics.fmean(rates)
+        self.out["argon2_alone"] = {"windows": rates, "flow_windows": [p.get("rate") for p in parts], "rate": mean}
+        self.out["argon2_alone"]["full_ratio"] = res["rate"] / mean
+        log(
+            f"  {server.target:8s} argon2id alone {' '.join(f'{a:.1f}' for a in rates)}/s in {len(rates)} windows "
+            f"between the flows' {len(parts)}: full flows at c={c} are {res['rate'] / mean * 100:.1f} % of their mean"
+        )
 
     def finish(self) -> dict:
         """Stops sampling; the result: {row: {conc: result}, 'rss': {...}, ...}."""
@@ -939,6 +963,31 @@ def fmt_num(v: float | None, kind: str) -> str:
     if kind == "pct":
         return f"{v * 100:.1f} %"
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def pool_windows(parts: list[dict]) -> dict:
+    """Driver results of consecutive windows of one row, as one result: the flows and seconds summed,
+    percentiles over every latency, errors summed (ok only if every window was)."""
+    lat = sorted(x for p in parts for x in p.get("latencies_ms") or [])
+    count = sum(p.get("count") or 0 for p in parts)
+    elapsed = sum(p.get("elapsed") or 0 for p in parts)
+
+    def pct(q: float) -> float | None:
+        return lat[min(len(lat) - 1, max(0, math.ceil(q / 100 * len(lat)) - 1))] if lat else None
+
+    return {
+        "mode": parts[0].get("mode") if parts else None,
+        "concurrency": parts[0].get("concurrency") if parts else None,
+        "windows": len(parts),
+        "count": count,
+        "elapsed": elapsed,
+        "rate": count / elapsed if elapsed else None,
+        "p50_ms": pct(50),
+        "p99_ms": pct(99),
+        "errors": sum(p.get("errors") or 0 for p in parts),
+        "error_samples": [e for p in parts for e in p.get("error_samples") or []][:10],
+        "ok": bool(parts) and all(p.get("ok") for p in parts),
+    }
 
 
 def med(values: list[float]) -> float | None:

@@ -6,7 +6,7 @@
 // config: {
 //   mode: "check" | "sso" | "token" | "full" | "get" | "mint-access-token",
 //   issuer, clients: [{client_id, client_secret?, type, redirect_uris}], user: {username, password},
-//   concurrency, duration, warmup (seconds),
+//   concurrency, duration, warmup (seconds), latencies (true: every recorded latency in the result),
 //   mint_seconds, max_codes          (mode token)
 //   origin, path, expect             (mode get: the generator's own ceiling)
 // }
@@ -354,6 +354,8 @@ async function load(concurrency, op, { warmup = 0, duration, more = () => true }
     p50_ms: percentile(lat, 50),
     p99_ms: percentile(lat, 99),
     ended_early: endedEarly,
+    // every recorded latency, when asked for: windows of one row are pooled by the caller
+    ...(cfg.latencies ? { latencies_ms: lat } : {}),
   };
 }
 
