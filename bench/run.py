@@ -488,12 +488,12 @@ def argon2_label(hash_value: str | None) -> str:
 
 
 # The c=32 full-flow row runs in this many windows of half a row's duration, alternating with as many
-# plus one windows of argon2id alone (Runner._full_against_argon2).
+# plus one windows of argon2id alone (TargetBench._full_against_argon2).
 FULL_WINDOWS, FULL_WINDOWS_QUICK = 4, 2
 
-# argon2id alone: the stored hash verified in a loop on the server core, with the server idle. Run next
-# to the full-flow row (before and after it), it is the bound that row is held against; this VM's
-# speed drifts by 10-20 % within a minute, so a figure taken at another time would not be comparable.
+# argon2id alone: the stored hash verified in a loop on the server core, with the server idle. Run in
+# windows between the full-flow row's, it is the bound that row is held against; this VM's speed
+# drifts by 10-20 % within seconds, so a figure taken at another time would not be comparable.
 ARGON2_ALONE = """
 import sys, time
 from argon2 import PasswordHasher

@@ -12,7 +12,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet
 
 from tests.conftest import active_app, run_cli, start_server
-from tests.idp.helpers import PASSWORD, auth_params, login_through_pages
+from tests.idp.helpers import PASSWORD, auth_params, code_exchange, login_through_pages
 
 pytestmark = pytest.mark.e2e
 
@@ -90,12 +90,7 @@ def test_web_client_flow_with_client_secret_basic(server):
     r = httpx.post(
         f"{server.issuer}/oauth/token",
         auth=(web["client_id"], web["client_secret"]),
-        data={
-            "grant_type": "authorization_code",
-            "code": cb["code"],
-            "redirect_uri": "https://rp.example.edu/callback",
-            "code_verifier": flow.verifier,
-        },
+        data=code_exchange(flow, cb["code"], "https://rp.example.edu/callback"),
     )
     assert r.status_code == 200, r.text
     claims = verify_id_token(server.issuer, r.json()["id_token"], web["client_id"], flow.params["nonce"])
@@ -115,13 +110,7 @@ def test_native_client_flow_on_several_loopback_ports(server):
             cb = login_through_pages(browser, server.issuer, flow, "alice")
             r = httpx.post(
                 f"{server.issuer}/oauth/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": cb["code"],
-                    "redirect_uri": redirect_uri,
-                    "client_id": native["client_id"],
-                    "code_verifier": flow.verifier,
-                },
+                data=code_exchange(flow, cb["code"], redirect_uri, native["client_id"]),
             )
             assert r.status_code == 200, r.text
             assert "refresh_token" in r.json()
@@ -137,13 +126,7 @@ def test_twenty_concurrent_redemptions_exactly_one_wins(server):
     with httpx.Client() as browser:
         flow = auth_params(native["client_id"], redirect_uri)
         cb = login_through_pages(browser, server.issuer, flow, "alice")
-    data = {
-        "grant_type": "authorization_code",
-        "code": cb["code"],
-        "redirect_uri": redirect_uri,
-        "client_id": native["client_id"],
-        "code_verifier": flow.verifier,
-    }
+    data = code_exchange(flow, cb["code"], redirect_uri, native["client_id"])
     barrier = threading.Barrier(20)
     results: list[httpx.Response] = []
     lock = threading.Lock()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import active_app, add_users, start_server
 from tests.e2e.test_e2e_code_flow import verify_id_token
-from tests.idp.helpers import PASSWORD, auth_params, form_fields, login_through_pages
+from tests.idp.helpers import PASSWORD, auth_params, code_exchange, form_fields, login_through_pages
 
 pytestmark = pytest.mark.e2e
 
@@ -41,16 +41,7 @@ def login(issuer: str, client_id: str, password: str) -> tuple[int, dict | None,
             action, fields = form_fields(r.text, "login-form")
             r = browser.post(issuer + action, data={**fields, "username": "alice", "password": password})
             return r.status_code, None, flow
-    token = httpx.post(
-        f"{issuer}/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": cb["code"],
-            "redirect_uri": REDIRECT_URI,
-            "client_id": client_id,
-            "code_verifier": flow.verifier,
-        },
-    )
+    token = httpx.post(f"{issuer}/oauth/token", data=code_exchange(flow, cb["code"], REDIRECT_URI, client_id))
     assert token.status_code == 200, token.text
     return 303, token.json(), flow
 

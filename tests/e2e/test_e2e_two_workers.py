@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import active_app, add_users, start_server
-from tests.idp.helpers import PASSWORD, auth_params, login_through_pages
+from tests.idp.helpers import PASSWORD, auth_params, code_exchange, login_through_pages
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1/callback"
@@ -57,16 +57,7 @@ def test_flow_begun_on_one_worker_completes_on_the_other(two_servers):
         cb = login_through_pages(browser, issuer, flow, "alice")
         assert "code" in cb, cb
         assert balancer.n >= 4  # the steps really alternated between the workers
-        tokens = browser.post(
-            f"{issuer}/oauth/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": cb["code"],
-                "redirect_uri": redirect,
-                "client_id": client_id,
-                "code_verifier": flow.verifier,
-            },
-        ).json()
+        tokens = browser.post(f"{issuer}/oauth/token", data=code_exchange(flow, cb["code"], redirect, client_id)).json()
         for _ in range(2):  # userinfo on both workers
             r = browser.get(f"{issuer}/oauth/userinfo", headers={"Authorization": f"Bearer {tokens['access_token']}"})
             assert r.status_code == 200 and r.json()["sub"]
@@ -84,13 +75,7 @@ def test_concurrent_redemptions_across_workers_have_one_winner(two_servers):
     with httpx.Client(transport=Balancer(issuer, [a.url, b.url])) as browser:
         flow = auth_params(client_id, redirect, scope="openid")
         cb = login_through_pages(browser, issuer, flow, "alice")
-    data = {
-        "grant_type": "authorization_code",
-        "code": cb["code"],
-        "redirect_uri": redirect,
-        "client_id": client_id,
-        "code_verifier": flow.verifier,
-    }
+    data = code_exchange(flow, cb["code"], redirect, client_id)
     barrier = threading.Barrier(20)
     statuses: list[int] = []
     lock = threading.Lock()

@@ -107,6 +107,16 @@ def auth_params(client_id: str, redirect_uri: str, scope: str = "openid profile"
     return Flow({k: v for k, v in params.items() if v is not None}, verifier)
 
 
+def code_exchange(flow: Flow, code: str, redirect_uri: str, client_id: str | None = None) -> dict[str, str]:
+    """The token request's form for `code` from `flow` (RFC 6749 4.1.3 with the PKCE verifier); a
+    public client names itself with `client_id`, a web client authenticates with Basic instead."""
+    data = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+    if client_id is not None:
+        data["client_id"] = client_id
+    data["code_verifier"] = flow.verifier
+    return data
+
+
 def callback_params(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 

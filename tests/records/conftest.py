@@ -12,7 +12,7 @@ from joserfc import jwt
 from campusid.idp.protocol.tokens import records_audience
 from campusid.records.importer import import_csv
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, WEB_REDIRECT, IdP
-from tests.idp.helpers import auth_params, login_through_pages
+from tests.idp.helpers import auth_params, code_exchange, login_through_pages
 from tests.idp.test_token_rules import basic
 
 GRADES_URL = "/records/v1/grades"
@@ -43,13 +43,7 @@ def native_tokens(idp, web, scope: str = "openid profile grades.read", username:
     cb = login_through_pages(web, idp.issuer, flow, username)
     r = web.post(
         "/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": cb["code"],
-            "redirect_uri": redirect,
-            "client_id": idp.native_id,
-            "code_verifier": flow.verifier,
-        },
+        data=code_exchange(flow, cb["code"], redirect, idp.native_id),
     )
     assert r.status_code == 200, r.text
     return r.json()
@@ -61,12 +55,7 @@ def web_tokens(idp, web) -> dict:
     cb = login_through_pages(web, idp.issuer, flow, "alice")
     r = web.post(
         "/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": cb["code"],
-            "redirect_uri": WEB_REDIRECT,
-            "code_verifier": flow.verifier,
-        },
+        data=code_exchange(flow, cb["code"], WEB_REDIRECT),
         headers=basic(idp.web_id, idp.web_secret),
     )
     assert r.status_code == 200, r.text
