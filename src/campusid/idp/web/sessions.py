@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.crypto import b64url, equal, new_token, token_hash
+from campusid.idp.web import cookies
 from campusid.idp.web.context import Context
 
 SESSION = "campusid_session"
@@ -26,21 +27,11 @@ def cookie_name(ctx: Context, base: str) -> str:
 
 
 def _set(ctx: Context, response: Response, base: str, value: str, max_age: int) -> None:
-    response.set_cookie(
-        cookie_name(ctx, base),
-        value,
-        max_age=max_age,
-        path="/",
-        httponly=True,
-        samesite="lax",
-        secure=ctx.settings.secure_cookies,
-    )
+    cookies.set_cookie(response, cookie_name(ctx, base), value, max_age, secure=ctx.settings.secure_cookies)
 
 
 def _clear(ctx: Context, response: Response, base: str) -> None:
-    response.delete_cookie(
-        cookie_name(ctx, base), path="/", httponly=True, samesite="lax", secure=ctx.settings.secure_cookies
-    )
+    cookies.clear_cookie(response, cookie_name(ctx, base), secure=ctx.settings.secure_cookies)
 
 
 def _cookie(ctx: Context, request: Request, base: str) -> str | None:
