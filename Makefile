@@ -8,10 +8,11 @@ PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# constraints.txt pins every package to the versions the suite last passed with (see its header).
+$(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,desktop]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,desktop]'
 	touch $@
 
 demo: setup
