@@ -31,7 +31,7 @@ The gap is 100 ms, twice the hash slice. Each turn costs the loop a refill of th
 19 MiB of argon2id emptied, so the share of the core that logins leave to hashing rises as turns
 get rarer. Against 50 ms, in seven alternating pairs of runs of the benchmark's login row on
 PostgreSQL (five database round trips per login, each waiting for a turn), the loop's share of the
-core fell from 7.8-9.3 % to 7.0-7.5 % and logins rose from 90.4 % to 94.9 % of argon2id alone
+core fell from 7.7-9.3 % to 7.0-7.5 % and logins rose from 90.4 % to 94.9 % of argon2id alone
 (means); on SQLite 7.0 % became 6.3-6.7 % (three pairs). The price, paid only while logins keep
 every core hashing: a request outside the logins waits longer for its turn (discovery during the
 login row on PostgreSQL: p50 36 -> 63 ms, p99 85 -> 141 ms).
