@@ -10,7 +10,8 @@ its wake-ups no longer preempt a running hash) and each worker thread runs with 
 of HASH_SLICE_NS (`worker_slice`: EEVDF custom slices, Linux 6.12+). The loop then gets the core
 when a worker's slice ends or the workers run out of hashes, and handles everything that arrived
 meanwhile in one turn. The price: during a burst of logins that keeps every core hashing, other
-requests wait up to one slice for the loop. With no password being hashed nothing changes; where
+requests wait up to one slice for the loop (and, with the batched turns below, up to a gap
+before it). With no password being hashed nothing changes; where
 the kernel or platform lacks one of these calls, that step is skipped. (Yielding the core after
 every hash, for shorter waits, measured no better than not taking turns at all.)
 
