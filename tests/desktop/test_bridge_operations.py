@@ -167,8 +167,11 @@ def test_grades_needs_the_grades_read_scope(bridge: Bridge, idp: FakeIdP) -> Non
 
 
 def test_sync_refreshes_an_expiring_token_first(bridge: Bridge, idp: FakeIdP) -> None:
-    idp.access_ttl = 1
+    idp.access_ttl = 1  # the login's token is inside the refresh margin
     bridge.post("/login")
+    # The refreshed token lives long: with 1 s it could expire before the records call when a
+    # second boundary fell between them, and the 401 retry would refresh a second time.
+    idp.access_ttl = 300
     assert bridge.post("/sync_grades").status_code == 200
     assert idp.hits["refresh"] == 1
 
