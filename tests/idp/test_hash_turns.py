@@ -194,6 +194,21 @@ def test_the_iteration_after_a_sleep_is_busy_and_no_queue_means_no_ticks():
     assert disarmed and not armed_without_queue and all_sleeps == [0.25, 0.25]
 
 
+def test_the_loop_takes_turns_from_a_queued_hash_until_a_turn_finds_none():
+    async def main():
+        queued = {"hashes": False}
+        turns, _ = recording_turns(asyncio.get_running_loop(), queued)
+        idle = turns.taking_turns
+        queued["hashes"] = True
+        turns.activity()  # request data arrived while a hash waits for a worker
+        queued_now = turns.taking_turns
+        queued["hashes"] = False
+        turns._tick()  # the next turn finds the queue empty
+        return idle, queued_now, turns.taking_turns
+
+    assert asyncio.run(main()) == (False, True, False)
+
+
 def test_each_event_loop_thread_has_its_own_turns_and_activity_marks_only_its_own():
     async def main():
         loop = asyncio.get_running_loop()

@@ -132,6 +132,11 @@ class LoopTurns:
         if backlog not in self._backlogs:
             self._backlogs = (*self._backlogs, backlog)
 
+    @property
+    def taking_turns(self) -> bool:
+        """True from the first hash queued behind busy workers until a turn finds none queued."""
+        return self._armed
+
     def _queued(self) -> bool:
         return any(backlog() for backlog in self._backlogs)
 
@@ -168,6 +173,12 @@ def loop_turns(loop) -> LoopTurns:
     if turns is None or turns.loop is not loop:
         turns = _turns.turns = LoopTurns(loop)
     return turns
+
+
+def taking_turns() -> bool:
+    """Whether this thread's event loop is taking batched turns (logins queue for a hash)."""
+    turns = getattr(_turns, "turns", None)
+    return turns is not None and turns.taking_turns
 
 
 def note_activity() -> None:
