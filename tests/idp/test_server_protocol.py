@@ -44,6 +44,18 @@ class FakeTransport:
         pass
 
 
+def _serving(
+    app, state: ServerState | None = None, raw: FakeTransport | None = None
+) -> tuple[CorkedHttpToolsProtocol, FakeTransport]:
+    """A connection served by the protocol (on `state`, a server's shared state), on `raw`."""
+    config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
+    config.load()
+    protocol = CorkedHttpToolsProtocol(config=config, server_state=state or ServerState(), app_state={})
+    raw = raw or FakeTransport()
+    protocol.connection_made(raw)  # type: ignore[arg-type]
+    return protocol, raw
+
+
 async def _turn() -> None:
     await asyncio.sleep(0)  # let the loop run the callbacks already scheduled (one turn)
 
@@ -94,11 +106,7 @@ def test_a_served_response_leaves_in_one_write_with_headers_and_body():
         await send({"type": "http.response.body", "body": b'{"ok":true}'})
 
     async def main():
-        config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
-        config.load()
-        protocol = CorkedHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
-        raw = FakeTransport()
-        protocol.connection_made(raw)  # type: ignore[arg-type]
+        protocol, raw = _serving(app)
         protocol.data_received(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
         for _ in range(5):
             await _turn()
@@ -124,10 +132,7 @@ def test_a_lone_request_s_response_is_sent_at_once_not_at_the_end_of_the_loop_tu
         seen_after_send.append(len(raw.writes))  # same task step, same turn: already written
 
     async def main():
-        config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
-        config.load()
-        protocol = CorkedHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
-        protocol.connection_made(raw)  # type: ignore[arg-type]
+        protocol, _ = _serving(app, raw=raw)
         protocol.data_received(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
         for _ in range(5):
             await _turn()
@@ -136,15 +141,6 @@ def test_a_lone_request_s_response_is_sent_at_once_not_at_the_end_of_the_loop_tu
     asyncio.run(main())
     assert seen_after_send[:2] == [0, 1]
     assert len(raw.writes) == 1 and raw.writes[0].endswith(b"\r\n\r\n{}")
-
-
-def _serving(app, state: ServerState) -> tuple[CorkedHttpToolsProtocol, FakeTransport]:
-    config = Config(app=app, http=CorkedHttpToolsProtocol, log_level="warning", access_log=False)
-    config.load()
-    protocol = CorkedHttpToolsProtocol(config=config, server_state=state, app_state={})
-    raw = FakeTransport()
-    protocol.connection_made(raw)  # type: ignore[arg-type]
-    return protocol, raw
 
 
 def _two_requests(taking_turns: bool, monkeypatch) -> tuple[list[int], list[int], FakeTransport, FakeTransport]:
