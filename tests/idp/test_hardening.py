@@ -210,10 +210,10 @@ def test_unknown_user_and_wrong_password_get_the_same_answer_byte_for_byte(idp, 
     assert _without_date(known) == _without_date(unknown)
     assert known.content.replace(b'value="alice"', b'value="bruno"') == unknown.content
     assert known.content.count(b"alice") == 1  # the echoed username is the only difference
-    # and locked alike, from the 5th failure on
+    # and locked alike: five ordinary failures, then 429 from the 6th submission on
     for _ in range(4):
         known, unknown = post_login(browser, "alice", WRONG, csrf), post_login(browser, "bruno", WRONG, csrf)
-    assert known.status_code == unknown.status_code == 429  # the 5th failure
+    assert known.status_code == unknown.status_code == 401  # the 5th failure
     known, unknown = post_login(browser, "alice", PASSWORD, csrf), post_login(browser, "bruno", PASSWORD, csrf)
     assert known.status_code == unknown.status_code == 429
     assert _without_date(known) == _without_date(unknown)
@@ -276,3 +276,33 @@ def test_changed_argon2_parameters_rehash_the_password_at_the_next_login(idp, id
     assert new_hash != old_hash and "$argon2id$" in new_hash and "m=9216,t=2" in new_hash
     b2 = TestClient(app, base_url=ISSUER, follow_redirects=False)
     assert post_login(b2, "alice", PASSWORD, open_login(b2)).status_code == 303  # the new hash verifies
+
+
+SLASHED = [
+    ("POST", "/login/"),
+    ("POST", "/oauth/token/"),
+    ("GET", "/oauth/authorize/"),
+    ("POST", "/oauth/authorize/"),
+    ("GET", "/consent/"),
+    ("POST", "/consent/"),
+    ("POST", "/oauth/revoke/"),
+    ("GET", "/.well-known/openid-configuration/"),
+    ("POST", "/api/v1/apps/"),
+]
+
+
+@pytest.mark.parametrize("issuer", ["http://127.0.0.1:8000", "https://login.example.edu/idp"])
+def test_a_trailing_slash_is_not_found_never_a_redirect_to_the_host_header(idp_env, issuer):
+    """Starlette's default would answer 307 to http://<Host>/login, and a browser re-sends a POST's
+    password to a 307's target: neither a redirect after a POST nor a URL from Host, ever."""
+    app = create_app(load_settings({**idp_env, "CAMPUSID_ISSUER": issuer}))
+    prefix = app.state.ctx.settings.issuer.path
+    form = {"username": "alice", "password": "a password", "grant_type": "authorization_code"}
+    try:
+        with TestClient(app, base_url="http://evil.example", follow_redirects=False) as c:
+            for method, path in SLASHED:
+                r = c.request(method, prefix + path, data=form if method == "POST" else None)
+                assert r.status_code == 404, (method, path, r.status_code)
+                assert "location" not in r.headers and "evil.example" not in r.text
+    finally:
+        app.state.ctx.store.close()

@@ -40,6 +40,18 @@ def test_rotation_publishes_the_next_key_before_it_signs_and_keeps_the_old(idp, 
     assert jwt.decode(token, keys.verification_keys()).claims == {"a": 1}
 
 
+def test_a_rotation_by_another_process_is_in_the_very_next_jwks_answer(idp, browser):
+    """`campusid keys rotate` runs in its own process: the running server's next JWKS has the new
+    keys (no cache delay), while they do not sign yet."""
+    before = {k["kid"] for k in browser.get("/oauth/jwks").json()["keys"]}
+    signing = idp.ctx.keys.signing_key(ID_TOKEN_ALG).kid
+    added = {a["kid"] for a in _other_manager(idp).rotate()}
+    after = {k["kid"] for k in browser.get("/oauth/jwks").json()["keys"]}
+    assert added and not added & before
+    assert added <= after and before <= after
+    assert idp.ctx.keys.signing_key(ID_TOKEN_ALG).kid == signing
+
+
 def test_old_key_leaves_the_jwks_after_its_tokens_expired(idp, monkeypatch):
     keys = idp.ctx.keys
     old = keys.signing_key(ID_TOKEN_ALG).kid

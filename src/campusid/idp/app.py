@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
 from campusid.idp import admin, portal
@@ -142,13 +142,17 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
 
     routes = _routes(ctx)
     direct = _direct(routes, settings.issuer.path)
+    # No trailing-slash redirects: Starlette would answer `/login/` with a 307 to a URL built from
+    # the Host header, and a browser re-sends a POST's password to wherever a 307 points (RFC 9110
+    # 15.4.8). A path with a slash too many is simply not found.
     if settings.issuer.path:
-        routes = [Mount(settings.issuer.path, routes=routes)]
+        routes = [Mount(settings.issuer.path, app=Router(routes, redirect_slashes=False))]
     app = IdentityProvider(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,
         direct=direct,
     )
+    app.router.redirect_slashes = False
     app.state.ctx = ctx
     return app

@@ -2,9 +2,10 @@
 
 Four counters, each a moving window (an event counts for exactly one window after it happened):
 
-- failed passwords per account (`CAMPUSID_LIMIT_FAILED_PER_ACCOUNT`, 5/15 minutes): the account
-  is locked from the failure that fills the window until the oldest failure in it is a window old;
-  while locked even the right password is refused, so the answer reveals nothing;
+- failed passwords per account (`CAMPUSID_LIMIT_FAILED_PER_ACCOUNT`, 5/15 minutes): each failure
+  that fits in the window is answered as an ordinary failed login; from the next submission on the
+  account is locked until the oldest failure in the window is a window old, and while locked even
+  the right password is refused, so the answer reveals nothing;
 - password submissions per client IP (`CAMPUSID_LIMIT_ATTEMPTS_PER_IP`, 30/15 minutes);
 - authorization codes issued per user and client (`CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT`, 30/hour);
 - token endpoint requests per client (`CAMPUSID_LIMIT_TOKEN_PER_CLIENT`, 600/minute).
@@ -185,16 +186,14 @@ class Limiter:
         return None
 
     def after_password(self, username: str, request: Request, ok: bool) -> int | None:
-        """After verification: a failure is counted against the account, and the failure that
-        fills the window already answers 429 (the account is locked from then on). A success
-        counts nothing and resets nothing."""
+        """After verification: a failure is counted against the account and answered as an
+        ordinary failed login; the submission after the one that filled the window is refused
+        (before_password). A success counts nothing and resets nothing. Seconds to wait only when
+        the counter store cannot be reached (fail closed)."""
         if ok:
             return None
         try:
-            account = self._account(username)
-            counted = self._window.hit(self.limits.failed_per_account, *account)
-            if not counted or not self._window.test(self.limits.failed_per_account, *account):
-                return self._retry_after(self.limits.failed_per_account, account)
+            self._window.hit(self.limits.failed_per_account, *self._account(username))
         except StorageError:
             log.exception("rate-limit storage unavailable; refusing password submissions for now")
             return STORAGE_DOWN_RETRY

@@ -29,6 +29,7 @@ def _error(status: int, error: str, description: str) -> JSONResponse:
 
 def create_api(ctx: Context) -> FastAPI:
     api = FastAPI(
+        redirect_slashes=False,  # never a redirect built from the Host header (see idp/app.py)
         title="campusid management API",
         version="1",
         description=(

@@ -78,7 +78,10 @@ def make_discovery(ctx: Context):
 
 
 async def jwks(request: Request) -> Response:
+    """The published keys as the database has them now: a key that `keys rotate` (in any process)
+    just added is in the very next answer, well before it signs (it waits CAMPUSID_JWKS_MAX_AGE)."""
     ctx: Context = request.app.state.ctx
+    await ctx.run_db(ctx.keys.reload)
     return json_response(
         ctx.keys.jwks(), headers={"Cache-Control": f"public, max-age={ctx.settings.jwks_max_age}", **CORS_ANY}
     )
