@@ -11,6 +11,7 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
+from campusid.idp.store.errors import StoreError
 from campusid.idp.store.hot import hot_path_for
 from campusid.idp.store.repos import (
     ClientRepo,
@@ -25,10 +26,6 @@ from campusid.idp.store.repos import (
 
 log = logging.getLogger("campusid.store")
 MIGRATIONS = Path(__file__).parent / "migrations"
-
-
-class StoreError(RuntimeError):
-    """The database cannot be opened or migrated; the message says why."""
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
