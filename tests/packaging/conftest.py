@@ -1,4 +1,5 @@
-"""The product as an operator installs it: a wheel built the way `pip install .` builds one.
+"""The product as an operator installs it: a wheel built the way `pip install .` builds one, and a
+fresh virtual environment outside the checkout that holds it.
 
 The wheel is built once per test run (under pytest-xdist the workers share it through a lock) from a
 clean copy of the files git tracks, so a `build/` directory left in the checkout by an earlier build
@@ -15,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,58 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             return built[0]
         shutil.rmtree(workdir, ignore_errors=True)  # a build that failed in another worker
         return build_wheel(workdir)
+
+
+def installed_env(venv: Path) -> dict[str, str]:
+    """The environment of a shell in which `venv` is activated and nothing points at the checkout.
+
+    Bytecode caches may be written (as on an operator's machine) so that the processes after the
+    first one start from them: the venv is installed without compiling every dependency."""
+    dropped = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONDONTWRITEBYTECODE", "PYTHONSAFEPATH")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in dropped and not k.startswith(("CAMPUSID_", "APP_BRIDGE_", "VIRTUAL_ENV"))
+    }
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])
+    return env
+
+
+@dataclass(frozen=True)
+class Installed:
+    venv: Path
+    bin: Path
+    home: Path  # a working directory outside the checkout
+    env: dict[str, str]
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            list(args), cwd=self.home, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+
+
+@pytest.fixture(scope="session")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """A fresh venv outside the checkout with the wheel installed from its own metadata (no extras:
+    the headless desktop needs no GUI packages), at the versions constraints.txt pins."""
+    root = tmp_path_factory.mktemp("installed")
+    assert not root.resolve().is_relative_to(ROOT), f"the venv must live outside the checkout, not in {root}"
+    venv, home = root / "venv", root / "home"
+    home.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    # The test run's own pip installs into the new venv (--python): no second pip to bootstrap.
+    # pip's cache serves the dependencies; --no-compile leaves bytecode to the first import.
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
+            "--no-compile", "-c", str(ROOT / "constraints.txt"), str(wheel),
+        ],
+        cwd=home,
+        env=installed_env(venv),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, f"installing the wheel failed:\n{result.stdout}\n{result.stderr}"
+    return Installed(venv=venv, bin=venv / "bin", home=home, env=installed_env(venv))
