@@ -23,8 +23,10 @@ services:
 
 test: setup services lint test-sqlite test-postgres
 
+# lint-imports checks the import contracts in pyproject.toml ([tool.importlinter]).
 lint: setup
 	$(BIN)/ruff check src tests examples bench
+	$(BIN)/lint-imports
 
 # The suite runs in parallel (each test has its own data dir, database and ports); the few
 # tests that measure timing run alone afterwards.

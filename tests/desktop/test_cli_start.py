@@ -92,16 +92,24 @@ def test_port_in_use_is_a_clear_start_error(tmp_path: Path) -> None:
     assert f"port {port} on 127.0.0.1 is already in use" in result.stderr
 
 
-def test_without_headless_and_without_the_gui_module_exits_2(tmp_path: Path) -> None:
-    try:
-        from campusid.desktop import gui
-    except ImportError:
-        gui = None
-    if hasattr(gui, "main"):
-        pytest.skip("the GUI is installed; this checks the message when it is not")
-    result = run_desktop(base_env(tmp_path, APP_BRIDGE_TOKEN=secrets.token_urlsafe(32)))
+def test_without_headless_and_without_pyside6_exits_2_and_says_what_to_install(tmp_path: Path) -> None:
+    # A PySide6 that cannot be imported stands first on the path, as if the extra were not installed.
+    stub = tmp_path / "no_pyside6" / "PySide6"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('PySide6 is not installed (test stub)')\n")
+    port = free_port()
+    env = base_env(
+        tmp_path,
+        APP_BRIDGE_TOKEN=secrets.token_urlsafe(32),
+        APP_BRIDGE_PORT=str(port),
+        PYTHONPATH=str(stub.parent),
+    )
+    result = run_desktop(env)
     assert result.returncode == 2
+    assert "campusid[desktop]" in result.stderr
     assert "--headless" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert nothing_listens(port)
 
 
 @pytest.fixture

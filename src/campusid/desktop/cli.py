@@ -74,7 +74,7 @@ def run_headless(bridge: BridgeSettings | None, bridge_error: BridgeConfigError 
 
 
 def run_gui(bridge: BridgeSettings | None, bridge_error: BridgeConfigError | None) -> int:
-    """Hand over to ``campusid.desktop.gui.main(bridge, bridge_error)`` (the GUI issue), if installed."""
+    """Hand over to the window, ``campusid.desktop.gui.main``, when PySide6 is installed."""
     try:
         import PySide6  # noqa: F401
     except ImportError:
@@ -83,15 +83,6 @@ def run_gui(bridge: BridgeSettings | None, bridge_error: BridgeConfigError | Non
             "or run 'campusid-desktop --headless' for the core and the bridge only"
         )
         return EXIT_CANNOT_START
-    try:
-        from . import gui  # type: ignore[attr-defined]
-    except ImportError:
-        gui = None
-    main = getattr(gui, "main", None)
-    if main is None:
-        _say(
-            "the desktop window (campusid.desktop.gui) is not part of this build yet; "
-            "run 'campusid-desktop --headless' for the core and the bridge only"
-        )
-        return EXIT_CANNOT_START
-    return int(main(bridge, bridge_error) or 0)
+    from .gui import main as run_window
+
+    return int(run_window(bridge, bridge_error) or 0)

@@ -1,6 +1,9 @@
 """The desktop window (extra ``desktop``): PySide6 over :class:`campusid.desktop.core.DesktopCore`.
 
 ``campusid-desktop`` (without ``--headless``) calls :func:`main`. Qt loads only when it is called.
+The window sits below the command line (``campusid.desktop.cli`` reads the bridge settings and hands
+them over), so nothing here imports the command back: to start the app from Python, call
+``campusid.desktop.cli.main``.
 """
 
 from __future__ import annotations
@@ -12,14 +15,3 @@ def main(bridge: Any, bridge_error: Exception | None) -> int:
     from .app import main as run
 
     return run(bridge, bridge_error)
-
-
-def run(argv: list[str] | None = None) -> int:
-    """``campusid-desktop`` from Python: reads APP_BRIDGE_* like the command does."""
-    from ..cli import main as cli_main
-
-    try:
-        cli_main(argv or [])
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return 0
