@@ -9,19 +9,18 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from tests.conftest import run_cli, start_server
 from tests.idp.helpers import PASSWORD, pkce_pair
 from tests.portal.helpers import XSS
+from tests.screenshots import save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 playwright_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture
@@ -129,7 +128,7 @@ def loopback():
     httpd.server_close()
 
 
-def test_developer_and_admin_take_a_native_app_from_draft_to_a_working_login(server, chromium, loopback):
+def test_developer_and_admin_take_a_native_app_from_draft_to_a_working_login(server, chromium, loopback, tmp_path):
     issuer = server.issuer
     dev = Person(chromium, issuer, "dora")
     admin = Person(chromium, issuer, "ada")
@@ -177,8 +176,7 @@ def test_developer_and_admin_take_a_native_app_from_draft_to_a_working_login(ser
     admin.open("/admin")
     assert client_id in admin.page.inner_text("#review-queue")
     admin.click(f"#review-queue a[href$='/admin/apps/{client_id}']")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    admin.page.screenshot(path=str(SCREENSHOTS / "admin-console.png"), full_page=True)
+    save_screenshot(admin.page, "admin-console.png", tmp_path)
     admin.click("#approve")
     assert admin.page.locator(".badge.approved").count() >= 1
 
@@ -186,7 +184,7 @@ def test_developer_and_admin_take_a_native_app_from_draft_to_a_working_login(ser
     dev.open(f"/developer/apps/{client_id}")
     dev.click("#activate-app")
     assert dev.page.locator(".badge.active").count() >= 1
-    dev.page.screenshot(path=str(SCREENSHOTS / "developer-portal.png"), full_page=True)
+    save_screenshot(dev.page, "developer-portal.png", tmp_path)
 
     # A student now signs in through the same authorize URL and reaches the loopback redirect.
     student = Person(chromium, issuer, "sam")

@@ -22,11 +22,11 @@ from campusid.oidc_client import IDTokenError, OIDCClient
 from tests.examples_web_client.harness import Demo, WebClientProcess, WebClientThread, free_port
 from tests.idp.helpers import Flow, auth_params, login_through_pages
 from tests.idp.test_token_rules import basic
+from tests.screenshots import save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "web-client-grades.png"
 ALICE_COURSES = {"CS101", "MA101", "PH101", "CS102", "EN101"}
 # (4*4.0 + 5*3.7 + 3*3.0 + 4*3.7 + 2*4.0) / 18 credits
 ALICE_GPA = "3.68"
@@ -147,7 +147,7 @@ def test_demo_registers_the_web_client_with_its_secret(demo):
     assert web["redirect_uris"] == ["http://127.0.0.1:8001/callback"]
 
 
-def test_login_consent_and_grades_table(page, demo, web_client):
+def test_login_consent_and_grades_table(page, demo, web_client, tmp_path):
     authorize_urls = record_authorize_requests(page, demo)
     page.goto(web_client.url + "/")
     page.click("#sign-in")
@@ -165,8 +165,7 @@ def test_login_consent_and_grades_table(page, demo, web_client):
         "mygrades_session"
     ]
     assert "eyJ" not in page.content()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    save_screenshot(page, "web-client-grades.png", tmp_path)
 
 
 def test_tampered_state_fails_and_start_again_succeeds(page, demo, web_client):
