@@ -77,6 +77,17 @@ def test_detail_checks_each_redirect_uri_and_shows_justifications(console):
     assert XSS_ESCAPED in page and "<script>alert(1)" not in page
 
 
+def test_uri_checks_tell_the_reviewer_the_rules_in_their_language(console):
+    cid = _submitted(console, "Rules")
+    page = sign_in(console, "admin", "/admin").get(f"/admin/apps/{cid}").text
+    assert "<h3>Redirect URI checks</h3>" in page
+    assert "Native apps must use a loopback IP literal" in page and "RFC 8252 7.1, 7.3" in page
+    zh = sign_in(console, "admin", "/admin", **{"Accept-Language": "zh-CN"}).get(f"/admin/apps/{cid}").text
+    assert "<h3>重定向 URI 检查</h3>" in zh
+    assert "原生应用必须使用回环 IP" in zh and "RFC 8252 7.1、7.3" in zh
+    assert "DESIGN" not in page + zh
+
+
 def test_approve_grants_only_the_chosen_sensitive_scopes(console):
     cid = _submitted(
         console,

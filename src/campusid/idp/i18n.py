@@ -156,7 +156,16 @@ _TEXT: dict[str, tuple[str, str]] = {
     "admin.kind.revision": ("Change to an active app", "已启用应用的变更"),
     "admin.waiting_since": ("Waiting since", "等待开始于"),
     "admin.uri_ok": ("meets the rules", "符合规则"),
-    "admin.uri_check": ("Redirect URI checks (DESIGN 3.6)", "重定向 URI 检查（DESIGN 3.6）"),
+    "admin.uri_check": ("Redirect URI checks", "重定向 URI 检查"),
+    "admin.uri_rules": (
+        "Web apps must use https (http only on a loopback host). Native apps must use a loopback IP literal "
+        "(http://127.0.0.1/… or http://[::1]/…; its port may differ at every sign-in) or a private-use scheme "
+        "in reverse-domain form such as edu.example.app:/callback (RFC 8252 7.1, 7.3). "
+        "No fragment, wildcard or user information.",
+        "Web 应用必须使用 https（仅回环地址可用 http）。原生应用必须使用回环 IP（http://127.0.0.1/… 或 "
+        "http://[::1]/…，每次登录的端口可以不同）或反向域名形式的私有协议，如 edu.example.app:/callback"
+        "（RFC 8252 7.1、7.3）。不得包含片段、通配符或用户信息。",
+    ),
     "admin.grant": ("Grant", "授予"),
     "admin.review": ("Review", "审核"),
     "admin.reviewing_revision": (

@@ -46,7 +46,7 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"code": {"$ref": "#/components/schemas/ErrorCode"}, "message": {"type": "string"}},
     },
     "ApiResponse": {
-        "description": "The envelope of every bridge API response (SPEC 2.4, DESIGN 4.2).",
+        "description": "The envelope of every bridge API response, errors and 404s included.",
         "type": "object",
         "required": ["success", "data", "error", "time"],
         "additionalProperties": False,
