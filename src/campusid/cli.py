@@ -3,12 +3,14 @@ object on stdout; errors go to stderr with a non-zero exit and never a traceback
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -37,6 +39,7 @@ out = Console()
 err = Console(stderr=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 ROLES = ("student", "developer", "admin")
+T = TypeVar("T")
 
 
 def fail(message: str, code: int = 1, as_json: bool = False):
@@ -54,26 +57,44 @@ def settings(port: int | None = None) -> Settings:
         fail(str(exc), 2)
 
 
-def open_store_or_fail(cfg: Settings):
-    from campusid.idp.store import open_store
-    from campusid.idp.store.db import StoreError
+def open_store_or_fail(cfg: Settings, as_json: bool = False):
+    from campusid.idp.store import StoreError, open_store
 
     try:
         return open_store(cfg.database_url, cfg.data_dir)
     except StoreError as exc:
-        fail(str(exc), 2)
+        fail(str(exc), 2, as_json)
 
 
 class Services:
-    def __init__(self) -> None:
+    """What a management command works with: settings, the store, passwords, the review workflow."""
+
+    def __init__(self, port: int | None = None, as_json: bool = False) -> None:
         from campusid.idp.apps import AppService
         from campusid.idp.passwords import Passwords
 
-        self.settings = settings()
-        self.store = open_store_or_fail(self.settings)
+        self.settings = settings(port)
+        self.store = open_store_or_fail(self.settings, as_json)
+        self.as_json = as_json
         s = self.settings
         self.passwords = Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism)
         self.apps = AppService(self.store)
+
+    def run(self, action: Callable[[Services], Awaitable[T]]) -> T:
+        """Run `action` on the async store (the same way to the database as the server's), then
+        close it; a database that cannot be used is a clear error with exit status 2."""
+        from campusid.idp.store import StoreError
+
+        async def main() -> T:
+            async with self.store:
+                return await action(self)
+
+        try:
+            return asyncio.run(main())
+        except StoreError as exc:
+            fail(str(exc), 2, self.as_json)
+        finally:
+            self.store.close()
 
 
 def emit(data: dict, as_json: bool, human=None) -> None:
@@ -98,7 +119,7 @@ def users_add(
 ):
     """Add a user; the password is read from standard input (never from the command line)."""
     from campusid.idp.demo import add_user
-    from campusid.idp.store.repos import Conflict
+    from campusid.idp.store import Conflict
 
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}", 2, as_json)
@@ -109,24 +130,28 @@ def users_add(
         fail("the password must be at least 8 characters", 2, as_json)
     if not username or len(username) > 64 or not username.isprintable() or " " in username:
         fail("the username must be 1-64 printable characters without spaces", 2, as_json)
-    svc = Services()
+    svc = Services(as_json=as_json)
     parts = name.split(" ", 1)
-    try:
-        add_user(
-            svc.store,
-            svc.passwords,
-            username=username,
-            name=name,
-            password=password,
-            role=role,
-            student_number=student_number,
-            given_name=parts[0],
-            family_name=parts[1] if len(parts) > 1 else None,
-            email=email,
-            now=int(time.time()),
-        )
-    except Conflict as exc:
-        fail(str(exc), 1, as_json)
+
+    async def action(svc: Services) -> None:
+        try:
+            await add_user(
+                svc.store,
+                svc.passwords,
+                username=username,
+                name=name,
+                password=password,
+                role=role,
+                student_number=student_number,
+                given_name=parts[0],
+                family_name=parts[1] if len(parts) > 1 else None,
+                email=email,
+                now=int(time.time()),
+            )
+        except Conflict:
+            fail("a user with that username or student number exists", 1, as_json)
+
+    svc.run(action)
     emit(
         {"username": username, "name": name, "role": role, "student_number": student_number},
         as_json,
@@ -137,8 +162,9 @@ def users_add(
 @users_app.command("list")
 def users_list(as_json: JsonOpt = False):
     """List users (never their password hashes)."""
-    svc = Services()
-    rows = [{k: u[k] for k in ("username", "name", "role", "student_number")} for u in svc.store.users.list()]
+    from campusid.idp.admin.roles import list_users
+
+    rows = Services(as_json=as_json).run(lambda svc: list_users(svc.store))
 
     def human(data):
         table = Table("username", "name", "role", "student number")
@@ -167,12 +193,15 @@ def _app_human(data: dict) -> None:
 
 
 def _run_app(as_json: bool, action):
-    svc = Services()
-    try:
-        data = action(svc)
-    except AppError as exc:
-        fail(exc.message, 1, as_json)
-    emit(data, as_json, _app_human)
+    """Run one review-workflow step (a coroutine function of the services) and print the app."""
+
+    async def guarded(svc: Services) -> dict:
+        try:
+            return await action(svc)
+        except AppError as exc:
+            fail(exc.message, 1, as_json)
+
+    emit(Services(as_json=as_json).run(guarded), as_json, _app_human)
 
 
 @apps_app.command("create")
@@ -189,8 +218,8 @@ def apps_create(
 ):
     """Register an application in `draft`; a web app's secret is printed this once."""
 
-    def action(svc):
-        data, secret = svc.apps.create(
+    async def action(svc):
+        data, secret = await svc.apps.create(
             name=name,
             app_type=type_,
             redirect_uris=redirect_uri,
@@ -281,9 +310,9 @@ def apps_show(client_id: str, as_json: JsonOpt = False):
 def apps_rotate_secret(client_id: str, as_json: JsonOpt = False):
     """Replace a web app's secret; the new one is printed this once."""
 
-    def action(svc):
-        secret = svc.apps.rotate_secret(client_id)
-        return {**svc.apps.show(client_id), "client_secret": secret}
+    async def action(svc):
+        secret = await svc.apps.rotate_secret(client_id)
+        return {**await svc.apps.show(client_id), "client_secret": secret}
 
     _run_app(as_json, action)
 
@@ -291,8 +320,11 @@ def apps_rotate_secret(client_id: str, as_json: JsonOpt = False):
 @apps_app.command("list")
 def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: JsonOpt = False):
     """List apps, optionally in one state."""
-    svc = Services()
-    rows = [svc.apps.show(c["client_id"]) for c in svc.store.clients.list(states=[state] if state else None)]
+
+    async def action(svc: Services) -> list[dict]:
+        return [await svc.apps.show(c.client_id) for c in await svc.store.clients(state=state)]
+
+    rows = Services(as_json=as_json).run(action)
     for row in rows:
         row.pop("history")
 
@@ -306,33 +338,28 @@ def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: Json
 
 
 # -- keys, db, records ------------------------------------------------------------------------
-def _keys(svc: Services):
-    return ready_keys_or_fail(svc.settings, svc.store)
-
-
-def ready_keys_or_fail(cfg: Settings, store):
-    """The key manager with its keys loaded (created if there are none); exit 2 when this
-    CAMPUSID_SECRET_KEY cannot open them (or the database cannot be read)."""
+async def _loaded_keys(svc: Services):
+    """The key manager with its keys loaded (created if there are none). A CAMPUSID_SECRET_KEY
+    that cannot open them (WrongSecretKey, a StoreError) ends the command with status 2."""
     from campusid.idp.keys import KeyManager
-    from campusid.idp.store.db import StoreError
 
-    keys = KeyManager(store, cfg.secret_key, cfg.jwks_max_age, cfg.max_token_lifetime)
-    try:
-        keys.ensure()
-    except StoreError as exc:
-        store.close()
-        fail(str(exc), 2)
+    cfg = svc.settings
+    keys = KeyManager(svc.store, cfg.secret_key, cfg.jwks_max_age, cfg.max_token_lifetime)
+    await keys.load()
     return keys
 
 
 @keys_app.command("rotate")
 def keys_rotate(as_json: JsonOpt = False):
     """Publish the next signing keys now; they sign after the JWKS cache lifetime."""
-    svc = Services()
-    keys = _keys(svc)
-    added = keys.rotate()
+
+    async def action(svc: Services) -> dict:
+        keys = await _loaded_keys(svc)
+        added = await keys.rotate()
+        return {"added": added, "keys": keys.describe()}
+
     emit(
-        {"added": added, "keys": keys.describe()},
+        Services(as_json=as_json).run(action),
         as_json,
         lambda d: [
             out.print(
@@ -347,8 +374,11 @@ def keys_rotate(as_json: JsonOpt = False):
 @keys_app.command("list")
 def keys_list(as_json: JsonOpt = False):
     """List signing keys (public information only)."""
-    svc = Services()
-    emit({"keys": _keys(svc).describe()}, as_json)
+
+    async def action(svc: Services) -> dict:
+        return {"keys": (await _loaded_keys(svc)).describe()}
+
+    emit(Services(as_json=as_json).run(action), as_json)
 
 
 @db_app.command("upgrade")
@@ -357,10 +387,13 @@ def db_upgrade(as_json: JsonOpt = False):
     from campusid.idp.store.db import StoreError, make_engine, upgrade
 
     cfg = settings()
+    engine = make_engine(cfg.database_url)
     try:
-        revision = upgrade(make_engine(cfg.database_url), cfg.data_dir)
+        revision = upgrade(engine, cfg.data_dir)
     except StoreError as exc:
         fail(str(exc), 2, as_json)
+    finally:
+        engine.dispose()
     emit({"revision": revision}, as_json, lambda d: out.print(f"database at revision {d['revision']}"))
 
 
@@ -373,8 +406,7 @@ def records_import(file: Path, as_json: JsonOpt = False):
         data = file.read_bytes()
     except OSError as exc:
         fail(f"cannot read {file}: {exc.strerror}", 2, as_json)
-    svc = Services()
-    report = import_csv(svc.store, data)
+    report = Services(as_json=as_json).run(lambda svc: import_csv(svc.store, data))
     body = {"imported": report.imported, "rows": report.rows, "errors": report.errors}
     if not report.ok:
         if as_json:
@@ -427,10 +459,9 @@ def serve(
     workers: Annotated[int, typer.Option(help="Worker processes (share the database; use Redis for limits).")] = 1,
 ):
     """Serve the OpenID Provider."""
-    cfg = settings(port)
-    store = open_store_or_fail(cfg)
-    ready_keys_or_fail(cfg, store)
-    store.close()
+    svc = Services(port)
+    svc.run(_loaded_keys)  # the keys exist and this CAMPUSID_SECRET_KEY opens them
+    cfg = svc.settings
     err.print(
         f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})",
         highlight=False,
@@ -447,19 +478,14 @@ def demo(
     """Serve with demo users, grades and two active clients, printed at start."""
     from campusid.idp.demo import seed
 
-    svc_cfg = settings(port)
-    store = open_store_or_fail(svc_cfg)
-    ready_keys_or_fail(svc_cfg, store)
-    from campusid.idp.passwords import Passwords
+    svc = Services(port)
+    svc_cfg = svc.settings
 
-    s = svc_cfg
-    info = seed(
-        store,
-        Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism),
-        svc_cfg.issuer.canonical,
-        int(time.time()),
-    )
-    store.close()
+    async def action(svc: Services) -> dict:
+        await _loaded_keys(svc)
+        return await seed(svc.store, svc.passwords, svc_cfg.issuer.canonical, int(time.time()))
+
+    info = svc.run(action)
     if as_json:
         print(json.dumps(info), flush=True)
     else:

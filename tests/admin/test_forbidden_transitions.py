@@ -12,7 +12,7 @@ URI = ["http://127.0.0.1/callback"]
 
 
 def _app(console, state: str, owner: str = "dev") -> str:
-    apps = console.ctx.apps
+    apps = console.apps
     cid = apps.create(name=f"{state} app", app_type="native", redirect_uris=URI, scopes=None, owner=owner)[0][
         "client_id"
     ]
@@ -100,7 +100,7 @@ def test_a_developer_cannot_touch_another_developers_app(console, idp_env):
     assert dev.post(f"/api/v1/apps/{cid}/submit", headers=token).status_code == 403
     assert dev.patch(f"/api/v1/apps/{cid}", json={"name": "mine"}, headers=token).status_code == 403
     # The CLI's only notion of who acts is --by: a developer is refused as a reviewer.
-    console.ctx.apps.submit(cid)
+    console.apps.submit(cid)
     before = snapshot(console, cid)
     proc = run_cli({**idp_env, "CAMPUSID_ISSUER": console.issuer}, "apps", "approve", cid, "--by", "dev", check=False)
     assert proc.returncode != 0 and "not an admin" in proc.stderr

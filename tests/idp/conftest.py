@@ -7,7 +7,7 @@ from starlette.testclient import TestClient
 
 from campusid.idp.app import create_app
 from campusid.idp.settings import load_settings
-from tests.idp.helpers import active_client, make_user
+from tests.idp.helpers import SyncStore, active_client, make_user, run
 
 ISSUER = "http://127.0.0.1:8000"
 NATIVE_REDIRECT = "http://127.0.0.1/callback"
@@ -22,6 +22,9 @@ class IdP:
         self.app = create_app(self.settings)
         self.ctx = self.app.state.ctx
         self.store = self.ctx.store
+        self.db = SyncStore(self.store)  # the store's methods, called synchronously
+        self.apps = SyncStore(self.store, self.ctx.apps)  # the review workflow's, likewise
+        run(self.store, self.ctx.keys.load())  # as the lifespan does: the keys are in memory
         self.issuer = self.settings.issuer.canonical
         self.student = make_user(self.store, "alice", student_number="2024001", name="Alice Zhang")
         self.native_id, _ = active_client(

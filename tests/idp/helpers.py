@@ -3,7 +3,9 @@ login through the real HTML forms."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import concurrent.futures
 import hashlib
 import html
 import re
@@ -18,8 +20,39 @@ from campusid.idp.apps import AppService
 from campusid.idp.demo import add_user
 from campusid.idp.passwords import Passwords
 from campusid.idp.store import Store
+from campusid.idp.store.rows import User
 
 PASSWORD = "correct horse battery staple"
+
+
+def run(store: Store, coro):
+    """Run a coroutine of the async store from a test: on an event loop of its own, with the
+    store's connections opened for it (as the CLI does)."""
+
+    async def main():
+        async with store:
+            return await coro
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    # Called under a running loop (Playwright's sync API runs one): on a thread of its own.
+    with concurrent.futures.ThreadPoolExecutor(1) as worker:
+        return worker.submit(asyncio.run, main()).result()
+
+
+class SyncStore:
+    """The async methods of the store (or of a service over it, `target`), called from a test's
+    synchronous code: `db.client("x")`, `apps.submit("x")`."""
+
+    def __init__(self, store: Store, target=None) -> None:
+        self._store = store
+        self._target = target if target is not None else store
+
+    def __getattr__(self, name: str):
+        method = getattr(self._target, name)
+        return lambda *args, **kwargs: run(self._store, method(*args, **kwargs))
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -30,16 +63,19 @@ def pkce_pair() -> tuple[str, str]:
 
 def make_user(
     store: Store, username: str, role: str = "student", student_number: str | None = None, name: str | None = None
-) -> dict:
-    return add_user(
+) -> User:
+    return run(
         store,
-        Passwords(1, 8192, 1),
-        username=username,
-        name=name or username.title(),
-        password=PASSWORD,
-        role=role,
-        student_number=student_number,
-        now=int(time.time()),
+        add_user(
+            store,
+            Passwords(1, 8192, 1),
+            username=username,
+            name=name or username.title(),
+            password=PASSWORD,
+            role=role,
+            student_number=student_number,
+            now=int(time.time()),
+        ),
     )
 
 
@@ -55,24 +91,28 @@ def active_client(
     sector_identifier_uri: str | None = None,
 ) -> tuple[str, str | None]:
     apps = AppService(store)
-    if store.users.by_username(owner) is None:
+    if run(store, store.user_by_username(owner)) is None:
         make_user(store, owner, role="developer")
-    if store.users.by_username(admin) is None:
+    if run(store, store.user_by_username(admin)) is None:
         make_user(store, admin, role="admin")
-    data, secret = apps.create(
-        name=f"{client_type} app",
-        app_type=client_type,
-        redirect_uris=redirect_uris,
-        scopes=scopes or ["openid", "profile"],
-        owner=owner,
-        client_id=client_id,
-        sector_identifier_uri=sector_identifier_uri,
-    )
-    cid = data["client_id"]
-    apps.submit(cid)
-    apps.approve(cid, by=admin)
-    apps.activate(cid)
-    return cid, secret
+
+    async def create_and_activate() -> tuple[str, str | None]:
+        data, secret = await apps.create(
+            name=f"{client_type} app",
+            app_type=client_type,
+            redirect_uris=redirect_uris,
+            scopes=scopes or ["openid", "profile"],
+            owner=owner,
+            client_id=client_id,
+            sector_identifier_uri=sector_identifier_uri,
+        )
+        cid = data["client_id"]
+        await apps.submit(cid)
+        await apps.approve(cid, by=admin)
+        await apps.activate(cid)
+        return cid, secret
+
+    return run(store, create_and_activate())
 
 
 def form_fields(page: str, form_id: str) -> tuple[str, dict[str, str]]:

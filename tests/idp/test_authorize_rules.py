@@ -6,7 +6,7 @@ import pytest
 
 from campusid.idp.apps import AppService
 from tests.idp.conftest import NATIVE_REDIRECT, WEB_REDIRECT
-from tests.idp.helpers import auth_params, callback_params, form_fields, login_through_pages
+from tests.idp.helpers import auth_params, callback_params, form_fields, login_through_pages, run
 
 
 def _authorize(browser, params: dict | str):
@@ -35,18 +35,25 @@ def test_unknown_client_gets_the_error_page_not_a_redirect(idp, browser):
 @pytest.mark.parametrize("state", ["draft", "under_review", "approved", "rejected", "suspended"])
 def test_inactive_client_never_redirects(idp, browser, state):
     apps = AppService(idp.store)
-    data, _ = apps.create(name="x", app_type="web", redirect_uris=[WEB_REDIRECT], scopes=["openid"], owner="dev")
-    cid = data["client_id"]
-    if state != "draft":
-        apps.submit(cid)
-    if state in ("approved", "suspended"):
-        apps.approve(cid, by="admin")
-    if state == "rejected":
-        apps.reject(cid, by="admin", feedback="no")
-    if state == "suspended":
-        apps.activate(cid)
-        apps.suspend(cid, by="admin")
-    assert apps.get(cid)["state"] == state
+
+    async def take_to_state() -> str:
+        data, _ = await apps.create(
+            name="x", app_type="web", redirect_uris=[WEB_REDIRECT], scopes=["openid"], owner="dev"
+        )
+        cid = data["client_id"]
+        if state != "draft":
+            await apps.submit(cid)
+        if state in ("approved", "suspended"):
+            await apps.approve(cid, by="admin")
+        if state == "rejected":
+            await apps.reject(cid, by="admin", feedback="no")
+        if state == "suspended":
+            await apps.activate(cid)
+            await apps.suspend(cid, by="admin")
+        return cid
+
+    cid = run(idp.store, take_to_state())
+    assert idp.db.client(cid).state == state
     _assert_error_page(_authorize(browser, auth_params(cid, WEB_REDIRECT).params))
 
 

@@ -62,7 +62,7 @@ def test_an_unexpected_error_in_a_hot_endpoint_is_a_logged_500_and_reaches_the_s
     async def broken(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(idp.store.hot, "client_and_code", broken)
+    monkeypatch.setattr(idp.store, "consume_code", broken)
     form = {"grant_type": "authorization_code", "code": "c", "redirect_uri": WEB_REDIRECT, "code_verifier": "v" * 43}
     with TestClient(idp.app, base_url=idp.issuer, raise_server_exceptions=False) as c:
         r = c.post("/oauth/token", data=form, auth=(idp.web_id, idp.web_secret))

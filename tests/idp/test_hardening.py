@@ -18,7 +18,15 @@ from campusid.idp.app import create_app
 from campusid.idp.crypto import token_hash
 from campusid.idp.settings import load_settings
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, IdP
-from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields, login_through_pages
+from tests.idp.helpers import (
+    PASSWORD,
+    SyncStore,
+    auth_params,
+    callback_params,
+    form_fields,
+    login_through_pages,
+    run,
+)
 
 WRONG = "not the password"
 SESSION = "campusid_session"
@@ -45,7 +53,7 @@ def post_login(client: TestClient, username: str, password: str, csrf: str | Non
 
 
 def live_session(idp: IdP, raw: str | None) -> bool:
-    return raw is not None and idp.store.sessions.get(token_hash(raw), int(time.time())) is not None
+    return raw is not None and idp.db.session(token_hash(raw), int(time.time())) is not None
 
 
 # -- CSRF -------------------------------------------------------------------------------------
@@ -90,7 +98,7 @@ def test_consent_without_a_valid_csrf_token_issues_nothing_and_remembers_nothing
         data = {"decision": "allow"} if token is None else {"decision": "allow", "csrf_token": token}
         r = browser.post("/consent", data=data)
         assert r.status_code == 403 and "location" not in r.headers
-    assert idp.store.consents.get(idp.student["id"], idp.web_id) == set()
+    assert idp.db.consented_scopes(idp.student.id, idp.web_id) == set()
     r = browser.post("/consent", data={**fields, "decision": "allow"})
     assert "code" in callback_params(r.headers["location"])
 
@@ -237,9 +245,10 @@ def test_unknown_user_and_wrong_password_take_the_same_time(idp_env):
     try:
         from campusid.idp.demo import add_user
 
-        add_user(ctx.store, ctx.passwords, username="alice", name="Alice", password=PASSWORD, role="student",
-                 student_number=None, now=int(time.time()))  # fmt: skip
-        assert "m=19456,t=2" in ctx.store.users.by_username("alice")["password_hash"]
+        db = SyncStore(ctx.store)
+        run(ctx.store, add_user(ctx.store, ctx.passwords, username="alice", name="Alice", password=PASSWORD,
+                                role="student", student_number=None, now=int(time.time())))  # fmt: skip
+        assert "m=19456,t=2" in db.user_by_username("alice").password_hash
         b = TestClient(app, base_url=ISSUER, follow_redirects=False)
         csrf = open_login(b)
         times: dict[str, list[float]] = {"alice": [], "bruno": []}
@@ -258,7 +267,7 @@ def test_unknown_user_and_wrong_password_take_the_same_time(idp_env):
 
 # -- argon2id parameters, rehash on login -----------------------------------------------------
 def test_changed_argon2_parameters_rehash_the_password_at_the_next_login(idp, idp_env):
-    old_hash = idp.store.users.by_username("alice")["password_hash"]
+    old_hash = idp.db.user_by_username("alice").password_hash
     assert "m=8192,t=1" in old_hash
     env = {
         **idp_env,
@@ -270,9 +279,9 @@ def test_changed_argon2_parameters_rehash_the_password_at_the_next_login(idp, id
     b = TestClient(app, base_url=ISSUER, follow_redirects=False)
     csrf = open_login(b)
     assert post_login(b, "alice", WRONG, csrf).status_code == 401
-    assert idp.store.users.by_username("alice")["password_hash"] == old_hash  # a failure changes nothing
+    assert idp.db.user_by_username("alice").password_hash == old_hash  # a failure changes nothing
     assert post_login(b, "alice", PASSWORD, csrf).status_code == 303
-    new_hash = idp.store.users.by_username("alice")["password_hash"]
+    new_hash = idp.db.user_by_username("alice").password_hash
     assert new_hash != old_hash and "$argon2id$" in new_hash and "m=9216,t=2" in new_hash
     b2 = TestClient(app, base_url=ISSUER, follow_redirects=False)
     assert post_login(b2, "alice", PASSWORD, open_login(b2)).status_code == 303  # the new hash verifies

@@ -12,6 +12,7 @@ from joserfc.jwk import ECKey, RSAKey
 
 from campusid.idp.keys import ACCESS_TOKEN_ALG, ID_TOKEN_ALG
 from campusid.idp.protocol.jws import CompactSigner, es256_valid, split_compact
+from tests.idp.helpers import run
 
 
 def _part(token: str, index: int) -> bytes:
@@ -80,7 +81,7 @@ def test_the_minter_signs_with_the_current_key_after_a_rotation(idp):
     keys, minter = idp.ctx.keys, idp.ctx.minter
     now = int(time.time())
     before = minter.id_token(sub="s", client_id="c", auth_time=now, nonce="n", now=now)
-    keys.rotate()
+    run(idp.store, keys.rotate())
     later = now + idp.settings.jwks_max_age + 1
     after = minter.id_token(sub="s", client_id="c", auth_time=later, nonce="n", now=later)
     access = minter.access_token(sub="s", client_id="c", scopes=["openid"], auth_time=later, grant_id="g", now=later)
@@ -96,7 +97,7 @@ def test_the_minter_signs_with_the_current_key_after_a_rotation(idp):
         "typ": "at+jwt",
     }
     for token in (before, after, access):
-        jws.deserialize_compact(token, keys.verification_keys(), algorithms=["RS256", "ES256"])
+        jws.deserialize_compact(token, run(idp.store, keys.verification_keys()), algorithms=["RS256", "ES256"])
 
 
 # --- reading our ES256 tokens back (protocol/jws.split_compact, es256_valid) -------------------
@@ -147,8 +148,8 @@ def test_an_es256_header_naming_our_rs256_key_finds_no_key(idp):
     """The kid of our own ID token key under alg ES256: no key, so no verification is attempted."""
     keys = idp.ctx.keys
     rs_kid = keys.signing_key(ID_TOKEN_ALG).kid
-    assert keys.verification_key(rs_kid, ACCESS_TOKEN_ALG) is None
+    assert run(idp.store, keys.verification_key(rs_kid, ACCESS_TOKEN_ALG)) is None
     es = keys.signing_key(ACCESS_TOKEN_ALG)
-    found = keys.verification_key(es.kid, ACCESS_TOKEN_ALG)
+    found = run(idp.store, keys.verification_key(es.kid, ACCESS_TOKEN_ALG))
     assert found.private_key is None and found.public_key.public_numbers() == es.public_key.public_numbers()
-    assert keys.verification_key("no-such-kid", ACCESS_TOKEN_ALG) is None
+    assert run(idp.store, keys.verification_key("no-such-kid", ACCESS_TOKEN_ALG)) is None

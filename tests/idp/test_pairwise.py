@@ -2,7 +2,7 @@
 
 from joserfc import jwt
 
-from tests.idp.helpers import active_client, auth_params, login_through_pages
+from tests.idp.helpers import active_client, auth_params, login_through_pages, run
 
 
 def _sub(idp, browser, client_id, secret, redirect_uri):
@@ -19,7 +19,7 @@ def _sub(idp, browser, client_id, secret, redirect_uri):
     else:
         r = browser.post("/oauth/token", data={**data, "client_id": client_id})
     assert r.status_code == 200, r.text
-    claims = jwt.decode(r.json()["id_token"], idp.ctx.keys.verification_keys()).claims
+    claims = jwt.decode(r.json()["id_token"], run(idp.store, idp.ctx.keys.verification_keys())).claims
     info = browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {r.json()['access_token']}"}).json()
     assert info["sub"] == claims["sub"]  # userinfo and the ID token agree
     return claims["sub"]
@@ -47,10 +47,10 @@ def test_same_sector_shares_a_sub(idp, browser):
 
 def test_sub_is_hmac_of_sector_and_user_not_the_student_number(idp):
     pairwise = idp.ctx.pairwise
-    user_id = idp.student["id"]
+    user_id = idp.student.id
     assert pairwise.sub("a.example", user_id) != pairwise.sub("b.example", user_id)
     assert pairwise.sub("a.example", user_id) == pairwise.sub("a.example", user_id)
-    assert idp.student["student_number"] not in pairwise.sub("a.example", user_id)
+    assert idp.student.student_number not in pairwise.sub("a.example", user_id)
 
 
 def test_multi_host_web_client_needs_a_sector_identifier_uri(idp):
@@ -59,19 +59,25 @@ def test_multi_host_web_client_needs_a_sector_identifier_uri(idp):
     from campusid.idp.apps import ValidationFailed
 
     with pytest.raises(ValidationFailed, match="sector_identifier_uri"):
+        run(
+            idp.store,
+            idp.ctx.apps.create(
+                name="x",
+                app_type="web",
+                redirect_uris=["https://a.example/cb", "https://b.example/cb"],
+                scopes=["openid"],
+                owner="dev",
+            ),
+        )
+    data, _ = run(
+        idp.store,
         idp.ctx.apps.create(
             name="x",
             app_type="web",
             redirect_uris=["https://a.example/cb", "https://b.example/cb"],
             scopes=["openid"],
             owner="dev",
-        )
-    data, _ = idp.ctx.apps.create(
-        name="x",
-        app_type="web",
-        redirect_uris=["https://a.example/cb", "https://b.example/cb"],
-        scopes=["openid"],
-        owner="dev",
-        sector_identifier_uri="https://sector.example/ids.json",
+            sector_identifier_uri="https://sector.example/ids.json",
+        ),
     )
     assert data["sector_identifier_uri"] == "https://sector.example/ids.json"

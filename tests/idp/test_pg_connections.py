@@ -1,28 +1,33 @@
-"""The PostgreSQL hot path's connections (store/hot.py LoopConnections), against the real server:
-one statement per loan, bounded, waiters served in order, broken or interrupted connections never
-lent again, refused statements keep theirs."""
+"""The PostgreSQL store's connections (store/postgres.py, store/pg_pool.py), against the real
+server: bounded, waiters served in order, refused statements keep their connection; a connection
+that died (the server terminated it, as a restart does) or was interrupted is never lent again;
+a read that met a dead connection is answered on a fresh one, a write is not retried (503); an
+unreachable server is StoreUnavailable."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 
 import pytest
+from sqlalchemy import Integer, bindparam, func, select
 
-from campusid.idp.store.hot import LoopConnections
+from campusid.idp.store import StoreUnavailable, open_store
+from campusid.idp.store.postgres import PostgresDatabase
 
 asyncpg = pytest.importorskip("asyncpg")
 
 
-def _dsn() -> str:
+def _server() -> str:
     url = os.environ.get("CAMPUSID_DATABASE_URL", "")
     if url.startswith(("postgresql", "postgres")):
-        url = url.replace("postgresql+psycopg://", "postgresql://")
-        return url.rsplit("/", 1)[0] + "/postgres"
-    return "postgresql://postgres@127.0.0.1:5432/postgres"
+        return url.replace("postgresql+psycopg://", "postgresql://").rsplit("/", 1)[0]
+    return "postgresql://postgres@127.0.0.1:5432"
 
 
-DSN = _dsn()
+SERVER = _server()
+DSN = SERVER + "/postgres"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -37,30 +42,67 @@ def _postgres_up():
         pytest.skip(f"PostgreSQL not reachable at {DSN}: {exc}")
 
 
-async def _one_connection_behind_lock(key: int):
-    """A pool of one connection, and another connection holding advisory lock `key`: a statement
-    that takes the lock keeps the pool's only connection busy until the holder lets go."""
-    holder = await asyncpg.connect(DSN)
-    await holder.execute(f"SELECT pg_advisory_lock({key})")
-    pool = LoopConnections(DSN, 1)
-    await pool.open(1)
-    return holder, pool
+@pytest.fixture
+def pg_database(tmp_path):
+    """A fresh, migrated database of our own on the server (whatever the suite's backend)."""
+    name = f"campusid_t_{uuid.uuid4().hex[:12]}"
+
+    async def admin(sql: str) -> None:
+        conn = await asyncpg.connect(DSN)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    open_store(f"{SERVER}/{name}", tmp_path).close()  # migrates
+    yield f"{SERVER}/{name}"
+    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _kill_before_the_loop_notices(dsn: str, pids) -> None:
+    """Terminate backends and wait until they are gone, from another connection, synchronously:
+    this event loop is blocked meanwhile, so its connections still look open when the next
+    statement is sent on one of them (the server restarted while the worker was busy)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid, 10000) FROM unnest(%s::int[]) AS pid", [list(pids)])
+
+
+def _db(size: int, dsn: str = DSN) -> PostgresDatabase:
+    return PostgresDatabase(dsn, pool_min=1, pool_max=size)
+
+
+def _q(db: PostgresDatabase, name: str, stmt, write: bool | None = None):
+    return db.prepare(name, stmt, write=write)
+
+
+async def _kill(dsn: str, pids) -> None:
+    """Terminate backends from another connection and wait until they are gone (PostgreSQL 14+),
+    as a server restart ends every connection."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute("SELECT pg_terminate_backend(pid, 10000) FROM unnest($1::int[]) AS pid", list(pids))
+    finally:
+        await conn.close()
 
 
 def test_many_statements_share_a_bounded_set_of_connections():
     async def main():
-        pool = LoopConnections(DSN, 3)
-        await pool.open(1)
+        db = _db(3)
+        await db.start()
+        q = _q(db, "DOUBLE", select((bindparam("n", type_=Integer) * 2).label("v"), func.pg_backend_pid()))
         most = 0
 
-        async def one(n: int) -> int:
+        async def one(n: int):
             nonlocal most
-            row = await pool.call("fetchrow", "SELECT $1::int * 2 AS v, pg_backend_pid() AS pid", [n])
-            most = max(most, pool._open)
-            return row["v"], row["pid"]
+            row = await db.fetch_one(q, {"n": n})
+            most = max(most, db.pool().open_connections)
+            return row[0], row[1]
 
         results = await asyncio.gather(*(one(n) for n in range(40)))
-        await pool.close()
+        await db.stop()
         return results, most
 
     results, most = asyncio.run(main())
@@ -70,28 +112,33 @@ def test_many_statements_share_a_bounded_set_of_connections():
 
 def test_waiters_are_served_in_order_when_every_connection_is_busy():
     async def main():
-        holder, pool = await _one_connection_behind_lock(824301)
+        holder = await asyncpg.connect(DSN)
+        await holder.execute("SELECT pg_advisory_lock(824301)")
+        db = _db(1)
+        await db.start()
+        wait_for_lock = _q(db, "LOCK", select(func.pg_advisory_lock(824301), func.pg_advisory_unlock(824301)))
+        echo = _q(db, "ECHO", select(bindparam("n", type_=Integer)))
         order: list[int] = []
 
         async def blocked():  # takes the only connection until `holder` lets go of the lock
-            await pool.call("execute", "SELECT pg_advisory_lock(824301); SELECT pg_advisory_unlock(824301)", [])
+            await db.fetch_one(wait_for_lock)
             order.append(0)
 
         async def after(n: int):
-            await pool.call("fetchval", "SELECT $1::int", [n])
+            await db.fetch_one(echo, {"n": n})
             order.append(n)
 
         first = asyncio.ensure_future(blocked())
         await asyncio.sleep(0)  # `blocked` starts and takes the idle connection
-        assert not pool._idle
+        assert db.pool().idle_connections == 0
         rest = [asyncio.ensure_future(after(n)) for n in range(1, 5)]
         for _ in range(3):
             await asyncio.sleep(0)
-        assert len(pool._waiters) == 4 and not order  # all queued behind the lock
+        assert db.pool().waiting == 4 and not order  # all queued behind the lock
         await holder.execute("SELECT pg_advisory_unlock(824301)")
         await asyncio.wait_for(asyncio.gather(first, *rest), 30)  # a guard: a lost waiter fails, not hangs
         await holder.close()
-        await pool.close()
+        await db.stop()
         return order
 
     assert asyncio.run(main()) == [0, 1, 2, 3, 4]
@@ -99,66 +146,168 @@ def test_waiters_are_served_in_order_when_every_connection_is_busy():
 
 def test_a_refused_statement_keeps_its_connection():
     async def main():
-        pool = LoopConnections(DSN, 1)
-        await pool.open(1)
-        pid = await pool.call("fetchval", "SELECT pg_backend_pid()", [])
+        db = _db(1)
+        await db.start()
+        pid = _q(db, "PID", select(func.pg_backend_pid()))
+        divide = _q(db, "DIVIDE", select(1 / bindparam("d", type_=Integer)))
+        before = (await db.fetch_one(pid))[0]
         with pytest.raises(asyncpg.exceptions.DivisionByZeroError):
-            await pool.call("fetchval", "SELECT 1 / $1::int", [0])
-        again = await pool.call("fetchval", "SELECT pg_backend_pid()", [])
-        await pool.close()
-        return pid, again
+            await db.fetch_one(divide, {"d": 0})
+        after = (await db.fetch_one(pid))[0]
+        await db.stop()
+        return before, after
 
-    pid, again = asyncio.run(main())
-    assert pid == again
+    before, after = asyncio.run(main())
+    assert before == after
 
 
 def test_an_interrupted_statement_closes_its_connection_and_the_next_gets_a_new_one():
     async def main():
-        holder, pool = await _one_connection_behind_lock(824302)
-        pid = await pool.call("fetchval", "SELECT pg_backend_pid()", [])
-        stuck = asyncio.ensure_future(pool.call("execute", "SELECT pg_advisory_lock(824302)", []))
-        waiting = asyncio.ensure_future(pool.call("fetchval", "SELECT pg_backend_pid()", []))
+        holder = await asyncpg.connect(DSN)
+        await holder.execute("SELECT pg_advisory_lock(824302)")
+        db = _db(1)
+        await db.start()
+        pid = _q(db, "PID", select(func.pg_backend_pid()))
+        first = (await db.fetch_one(pid))[0]
+        stuck = asyncio.ensure_future(db.fetch_one(_q(db, "LOCK", select(func.pg_advisory_lock(824302)))))
+        waiting = asyncio.ensure_future(db.fetch_one(pid))
         for _ in range(3):
             await asyncio.sleep(0)
-        assert not stuck.done() and len(pool._waiters) == 1
+        assert not stuck.done() and db.pool().waiting == 1
         stuck.cancel()  # e.g. the request's task was cancelled mid-statement
         with pytest.raises(asyncio.CancelledError):
             await stuck
-        new_pid = await asyncio.wait_for(waiting, 30)  # not stranded: a replacement connection serves it
+        new = (await asyncio.wait_for(waiting, 30))[0]  # not stranded: a replacement connection serves it
         await holder.close()
-        await pool.close()
-        return pid, new_pid, pool._open
+        await db.stop()
+        return first, new, db
 
-    pid, new_pid, still_open = asyncio.run(main())
-    assert new_pid != pid and still_open == 0
+    first, new, db = asyncio.run(main())
+    assert new != first
 
 
 def test_when_no_replacement_can_be_opened_every_waiter_hears_why():
     async def main():
-        holder, pool = await _one_connection_behind_lock(824303)
-        stuck = asyncio.ensure_future(pool.call("execute", "SELECT pg_advisory_lock(824303)", []))
-        waiters = [asyncio.ensure_future(pool.call("fetchval", "SELECT 1", [])) for _ in range(3)]
+        holder = await asyncpg.connect(DSN)
+        await holder.execute("SELECT pg_advisory_lock(824303)")
+        db = _db(1)
+        await db.start()
+        stuck = asyncio.ensure_future(db.fetch_one(_q(db, "LOCK", select(func.pg_advisory_lock(824303)))))
+        one = _q(db, "ONE", select(bindparam("n", type_=Integer)))
+        waiters = [asyncio.ensure_future(db.fetch_one(one, {"n": 1})) for _ in range(3)]
         for _ in range(3):
             await asyncio.sleep(0)
-        assert len(pool._waiters) == 3
-        pool._dsn = "postgresql://postgres@127.0.0.1:1/postgres"  # the database is now unreachable
+        assert db.pool().waiting == 3
+        db.pool().dsn = "postgresql://postgres@127.0.0.1:1/postgres"  # the database is now unreachable
         stuck.cancel()
         results = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), 30)
         await holder.close()
-        await pool.close()
+        await db.stop()
         return results
 
     results = asyncio.run(main())
-    assert len(results) == 3 and all(isinstance(r, OSError) for r in results), results
+    assert len(results) == 3 and all(isinstance(r, StoreUnavailable) for r in results), results
 
 
-def test_after_close_nothing_is_lent():
+def test_after_stop_nothing_is_lent_from_the_closed_pool():
     async def main():
-        pool = LoopConnections(DSN, 2)
-        await pool.open(2)
-        await pool.close()
-        with pytest.raises(RuntimeError, match="closed"):
-            await pool.call("fetchval", "SELECT 1", [])
-        return pool._open
+        db = _db(2)
+        await db.start()
+        pool = db.pool()
+        await db.stop()
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await pool.acquire()
+        return pool.open_connections
 
     assert asyncio.run(main()) == 0
+
+
+def test_an_unreachable_server_is_store_unavailable_for_reads_and_writes():
+    async def main():
+        db = PostgresDatabase("postgresql://postgres@127.0.0.1:1/postgres")
+        read = _q(db, "ONE", select(bindparam("n", type_=Integer)))
+        write = _q(db, "ONE_AS_WRITE", select(bindparam("n", type_=Integer)), write=True)
+        for q in (read, write):
+            with pytest.raises(StoreUnavailable, match="cannot connect"):
+                await db.fetch_one(q, {"n": 1})
+        with pytest.raises(StoreUnavailable):
+            await db.start()
+
+    asyncio.run(main())
+
+
+def test_a_connection_the_server_terminated_is_never_lent_again_and_a_read_on_it_is_answered():
+    """AdminShutdownError is a PostgresError, yet the connection is gone: it must not go back to
+    the pool. The read that met it is retried once, on a fresh connection."""
+
+    async def main():
+        db = _db(4)
+        await db.start()
+        pid = _q(db, "PID", select(func.pg_backend_pid()))
+        pids = {(await db.fetch_one(pid))[0]}
+        _kill_before_the_loop_notices(DSN, pids)  # the only idle connection dies
+        new = (await db.fetch_one(pid))[0]  # sent on the dead connection, then retried on a fresh one
+        again = (await db.fetch_one(pid))[0]
+        await db.stop()
+        return pids, new, again
+
+    pids, new, again = asyncio.run(main())
+    assert new not in pids and again == new
+
+
+def test_after_every_connection_was_terminated_the_next_statements_succeed(pg_database):
+    """A restart ends every connection of the pool: the first read and the first write after it
+    are answered, on new connections."""
+
+    async def main():
+        store = open_store(pg_database, None, migrate=False)
+        store.db._pool_min = 4
+        await store.start()
+        pool = store.db.pool()
+        pid = _q(store.db, "PID", select(func.pg_backend_pid()))
+        busy = await asyncio.gather(*(store.db.fetch_one(pid) for _ in range(8)))
+        old = {row[0] for row in busy}
+        assert pool.open_connections >= 2
+        _kill_before_the_loop_notices(pg_database, old)
+        assert await store.users() == []  # a read
+        await store.set_role("nobody", "admin")  # a write (matches no row, but runs)
+        now = {(await store.db.fetch_one(pid))[0]}
+        await store.stop()
+        return old, now
+
+    old, now = asyncio.run(main())
+    assert not old & now
+
+
+def test_a_write_whose_connection_dies_mid_statement_is_not_retried(pg_database):
+    """The write may have committed before its connection died, so it is never run again: the
+    caller hears StoreUnavailable (503), and the statement ran once (here: not at all, since the
+    server rolled it back)."""
+
+    async def main():
+        store = open_store(pg_database, None, migrate=False)
+        await store.start()
+        from campusid.idp.store.rows import User
+
+        await store.add_user(User("u1", "carol", "Carol", None, None, None, None, "student", "x", 0))
+        holder = await asyncpg.connect(pg_database)
+        tx = holder.transaction()
+        await tx.start()
+        await holder.execute("SELECT 1 FROM users WHERE id = 'u1' FOR UPDATE")  # the write will wait for this
+        write = asyncio.ensure_future(store.set_role("u1", "admin"))
+        waiting = []
+        while not waiting:  # the write is on the server, blocked by the row lock
+            waiting = await holder.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            await asyncio.sleep(0.01)
+        await _kill(pg_database, [r["pid"] for r in waiting])
+        with pytest.raises(StoreUnavailable, match="may not have been applied"):
+            await asyncio.wait_for(write, 30)
+        await tx.commit()  # the lock is released: a retried write would now apply
+        role = (await store.user("u1")).role
+        await holder.close()
+        await store.stop()
+        return role
+
+    assert asyncio.run(main()) == "student"

@@ -340,7 +340,7 @@ def test_a_successful_login_after_failures_still_starts_a_server_side_session(ma
     submit(b, csrf, "alice", WRONG)
     r = submit(b, csrf, "alice", PASSWORD)
     raw = r.cookies.get("campusid_session") or b.cookies.get("campusid_session")
-    assert idp.store.sessions.get(token_hash(raw), int(time.time())) is not None
+    assert idp.db.session(token_hash(raw), int(time.time())) is not None
 
 
 # -- client IP --------------------------------------------------------------------------------

@@ -1,26 +1,27 @@
-"""Database round trips of each step of a sign-in (DESIGN 6: no avoidable round trips).
+"""Database round trips of each step of a sign-in (no avoidable round trips).
 
-Counted where every hot statement goes (the hot path's backend), so the figures hold on SQLite
-and on PostgreSQL alike; a change that adds a statement to a step fails here and must say why.
+Counted where every statement goes (the store's database interface), so the figures hold on
+SQLite and on PostgreSQL alike; a change that adds a statement to a step fails here and must
+say why. A transaction is recorded as the tuple of its statements (one commit).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from urllib.parse import urlencode
 
 import pytest
 
 from campusid.idp.crypto import token_hash
-from campusid.idp.store import hot
-from tests.idp.conftest import WEB_REDIRECT
-from tests.idp.helpers import PASSWORD, auth_params, callback_params, form_fields, login_through_pages
-
-NAMES = {id(v): k for k, v in vars(hot).items() if isinstance(v, hot.Statement)}
+from campusid.idp.store.postgres import PostgresStore
+from campusid.idp.store.rows import ClientEvent
+from tests.idp.conftest import NATIVE_REDIRECT, WEB_REDIRECT
+from tests.idp.helpers import PASSWORD, auth_params, callback_params, code_exchange, form_fields, login_through_pages
 
 
 class Recorded(list):
-    """Names of the hot statements run, in order; `params` holds each one's parameters."""
+    """Names of the statements run, in order; `params` holds each one's parameters."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -31,41 +32,57 @@ class Recorded(list):
         self.params.clear()
 
 
+class _RecordingTx:
+    def __init__(self, tx, names: list) -> None:
+        self._tx, self._names = tx, names
+
+    def __getattr__(self, method: str):
+        real = getattr(self._tx, method)
+
+        async def recorded(q, *args):
+            self._names.append(q.name)
+            return await real(q, *args)
+
+        return recorded
+
+
 @pytest.fixture
 def statements(idp, monkeypatch):
-    """The hot statements run since the last clear()."""
+    """The statements run since the last clear()."""
     seen = Recorded()
-    backend = idp.store.hot.backend
-    one, run = backend.one, backend.run
-    transaction = getattr(backend, "transaction", None)  # SQLite's several statements, one commit
+    db = idp.store.db
+    transaction = db.transaction
 
-    async def counted_one(stmt, params):
-        seen.append(NAMES[id(stmt)])
-        seen.params.append(params)
-        return await one(stmt, params)
+    def recording(method: str):
+        real = getattr(db, method)
 
-    async def counted_run(stmt, params):
-        seen.append(NAMES[id(stmt)])
-        seen.params.append(params)
-        return await run(stmt, params)
+        async def recorded(q, values={}):  # noqa: B006 - never mutated
+            seen.append(q.name)
+            seen.params.append(values)
+            return await real(q, values)
 
-    async def counted_transaction(first, then):
-        seen.append(tuple(NAMES[id(stmt)] for stmt, _ in (first, *then)))
-        seen.params.append(first[1])
-        return await transaction(first, then)
+        return recorded
 
-    monkeypatch.setattr(backend, "one", counted_one)
-    monkeypatch.setattr(backend, "run", counted_run)
-    if transaction is not None:
-        monkeypatch.setattr(backend, "transaction", counted_transaction)
+    @contextlib.asynccontextmanager
+    async def recorded_transaction():
+        names: list[str] = []
+        async with transaction() as tx:
+            yield _RecordingTx(tx, names)
+        seen.append(tuple(names))
+        seen.params.append({})
+
+    for method in ("fetch_one", "fetch_all", "execute"):
+        monkeypatch.setattr(db, method, recording(method))
+    monkeypatch.setattr(db, "transaction", recorded_transaction)
     return seen
 
 
 def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, browser, statements):
-    idp.store.consents.remember(idp.student["id"], idp.web_id, ["openid", "profile"], int(time.time()))
+    idp.db.remember_consent(idp.student.id, idp.web_id, ["openid", "profile"], int(time.time()))
     flow = auth_params(idp.web_id, WEB_REDIRECT)
 
     # the login form comes with the authorization response: no redirect to /login to follow
+    statements.clear()
     r = browser.get(f"/oauth/authorize?{urlencode(flow.params)}")
     assert r.status_code == 200 and "to continue to <strong>web app</strong>" in r.text
     assert statements == ["AUTHORIZE_CONTEXT", "INSERT_INTERACTION"]
@@ -85,25 +102,21 @@ def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, b
     # The interaction, the user, the client and the consent in one statement; then, after the
     # password, one write finishes the interaction and stores the code's grant and the session
     # (a CTE on PostgreSQL; one transaction on SQLite, which has no INSERT inside a CTE).
-    pg = isinstance(idp.store.hot.backend, hot.PostgresBackend)
-    login_write = "COMPLETE_LOGIN" if pg else ("FINISH_INTERACTION", "INSERT_SESSION", "INSERT_GRANT")
-    assert statements == ["INTERACTION_FOR_LOGIN", login_write]
+    pg = isinstance(idp.store, PostgresStore)
+    login_write = "COMPLETE_LOGIN_10" if pg else ("FINISH_INTERACTION", "INSERT_SESSION", "INSERT_GRANT")
+    assert statements == ["LOGIN_CONTEXT", login_write]
 
     statements.clear()
-    r = browser.post(
-        "/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": WEB_REDIRECT,
-            "code_verifier": flow.verifier,
-        },
-        auth=(idp.web_id, idp.web_secret),
-    )
+    r = browser.post("/oauth/token", data=code_exchange(flow, code, WEB_REDIRECT), auth=(idp.web_id, idp.web_secret))
     assert r.status_code == 200, r.text
-    # The client is read and the code redeemed in one statement (a CTE on PostgreSQL; on SQLite,
-    # which has no UPDATE inside a CTE, the redemption returns the client row).
-    assert statements == (["CLIENT_AND_CODE"] if pg else ["REDEEM_CODE"])
+    # Client authentication, then the one conditional UPDATE that consumes the code (two steps
+    # since the client is authenticated before anything is consumed).
+    assert statements == ["CLIENT", "CONSUME_CODE"]
+
+    statements.clear()
+    access = r.json()["access_token"]
+    assert browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {access}"}).status_code == 200
+    assert statements == ["TOKEN_SUBJECT"]  # the grant (still standing) and its user together
 
     statements.clear()
     r = browser.get(f"/oauth/authorize?{urlencode(auth_params(idp.web_id, WEB_REDIRECT).params)}")
@@ -111,7 +124,19 @@ def test_each_step_of_a_sign_in_costs_the_statements_it_needs_and_no_more(idp, b
     assert statements == ["AUTHORIZE_CONTEXT", "INSERT_GRANT"]  # signed in: context, then the code
 
 
+def test_a_records_request_is_one_statement(idp, browser, statements):
+    redirect = NATIVE_REDIRECT.replace("127.0.0.1", "127.0.0.1:40123")
+    flow = auth_params(idp.native_id, redirect, scope="openid grades.read")
+    code = login_through_pages(browser, idp.issuer, flow, "alice")["code"]
+    tokens = browser.post("/oauth/token", data=code_exchange(flow, code, redirect, idp.native_id)).json()
+    statements.clear()
+    r = browser.get("/records/v1/grades", headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    assert r.status_code == 200 and r.json()["student"]["name"] == "Alice Zhang"
+    assert statements == ["TRANSCRIPT"]  # the grant, the student and the grades together
+
+
 def test_the_login_form_reads_no_user_when_the_interaction_is_gone(idp, browser, statements):
+    statements.clear()
     r = browser.post("/login", data={"username": "alice", "password": PASSWORD})
     assert r.status_code == 400 and "expired" in r.text
     assert statements == []  # no interaction cookie: nothing to read
@@ -123,31 +148,22 @@ def test_an_overlong_username_is_not_looked_up(idp, browser, statements):
     statements.clear()
     r = browser.post(action, data={**fields, "username": "a" * 65, "password": PASSWORD})
     assert r.status_code == 400 and "Enter your username and password." in r.text
-    assert statements == ["INTERACTION_FOR_LOGIN"] and statements.params[0]["name"] == ""
+    assert statements == ["LOGIN_CONTEXT"] and statements.params[0]["name"] == ""
 
 
 @pytest.mark.parametrize("how", ["wrong secret", "suspended"])
 def test_a_client_that_does_not_authenticate_never_redeems_the_code(idp, browser, statements, how):
-    """The redemption itself checks the client, so a refused request writes nothing: a genuine
-    exchange racing it cannot find the code used (which would revoke the grant)."""
+    """Client authentication comes before the code is consumed, so a refused request writes
+    nothing: a genuine exchange racing it cannot find the code used (which would revoke the grant)."""
     flow = auth_params(idp.web_id, WEB_REDIRECT)
     code = login_through_pages(browser, idp.issuer, flow, "alice")["code"]
     secret = idp.web_secret
     if how == "wrong secret":
         secret = "not-" + secret
     else:
-        event = {"client_id": idp.web_id, "actor": "t", "action": "t", "feedback": None, "at": 0}
-        assert idp.store.clients.transition(idp.web_id, ["active"], {"state": "suspended"}, event)
+        assert idp.db.move_client(ClientEvent(None, idp.web_id, "t", "t", "active", "suspended", None, 0))
     statements.clear()
-    form = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": WEB_REDIRECT,
-        "code_verifier": flow.verifier,
-    }
-    r = browser.post("/oauth/token", data=form, auth=(idp.web_id, secret))
+    r = browser.post("/oauth/token", data=code_exchange(flow, code, WEB_REDIRECT), auth=(idp.web_id, secret))
     assert r.status_code == 401 and r.json()["error"] == "invalid_client"
-    pg = isinstance(idp.store.hot.backend, hot.PostgresBackend)
-    # no RETURN_CODE: nothing was redeemed (SQLite then reads the client row for the answer)
-    assert statements == (["CLIENT_AND_CODE"] if pg else ["REDEEM_CODE", "CLIENT"])
-    assert idp.store.grants.by_code(token_hash(code))["code_used_at"] is None
+    assert statements == ["CLIENT"]  # read to authenticate; nothing consumed
+    assert idp.db.grant_by_code(token_hash(code)).code_used_at is None

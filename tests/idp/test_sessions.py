@@ -1,16 +1,17 @@
 """Server-side sessions and cookies (issue 2, item 6)."""
 
 from campusid.idp.crypto import token_hash
+from campusid.idp.store.rows import ClientEvent
 from tests.idp.conftest import WEB_REDIRECT
-from tests.idp.helpers import auth_params, login_through_pages
+from tests.idp.helpers import auth_params, login_through_pages, run
 
 
 def test_session_cookie_flags_on_http_loopback(idp, browser):
     login_through_pages(browser, idp.issuer, auth_params(idp.web_id, WEB_REDIRECT), "alice")
     raw = browser.cookies.get("campusid_session")
     assert raw and len(raw) >= 43
-    assert idp.store.sessions.get(token_hash(raw), 0) is not None  # stored hashed, server-side
-    assert idp.store.sessions.get(raw, 0) is None
+    assert idp.db.session(token_hash(raw), 0) is not None  # stored hashed, server-side
+    assert idp.db.session(raw, 0) is None
 
 
 def test_secure_host_prefixed_cookie_under_https(idp_env):
@@ -36,13 +37,13 @@ def test_login_rotates_the_session_and_logout_ends_it_server_side(idp, browser):
     login_through_pages(browser, idp.issuer, auth_params(idp.web_id, WEB_REDIRECT, prompt="login"), "alice")
     second = browser.cookies.get("campusid_session")
     assert first != second
-    assert idp.store.sessions.get(token_hash(first), 0) is None  # the old session ended
+    assert idp.db.session(token_hash(first), 0) is None  # the old session ended
     page = browser.get("/logout").text
     from tests.idp.helpers import form_fields
 
     action, fields = form_fields(page, "logout-form")
     assert browser.post(action, data=fields).status_code == 200
-    assert idp.store.sessions.get(token_hash(second), 0) is None
+    assert idp.db.session(token_hash(second), 0) is None
     r = browser.get("/oauth/authorize", params=auth_params(idp.web_id, WEB_REDIRECT, prompt="none").params)
     assert "error=login_required" in r.headers["location"]
 
@@ -52,7 +53,7 @@ def test_logout_without_csrf_keeps_the_session(idp, browser):
     raw = browser.cookies.get("campusid_session")
     r = browser.post("/logout", data={"csrf_token": "forged"})
     assert r.status_code == 403
-    assert idp.store.sessions.get(token_hash(raw), 0) is not None
+    assert idp.db.session(token_hash(raw), 0) is not None
 
 
 def test_auth_time_and_max_age(idp, browser):
@@ -70,18 +71,25 @@ def test_auth_time_and_max_age(idp, browser):
             "code_verifier": flow.verifier,
         },
     )
-    claims = jwt.decode(r.json()["id_token"], idp.ctx.keys.verification_keys()).claims
-    session = idp.store.sessions.get(token_hash(browser.cookies.get("campusid_session")), 0)
-    assert claims["auth_time"] == session["auth_time"]
+    claims = jwt.decode(r.json()["id_token"], run(idp.store, idp.ctx.keys.verification_keys())).claims
+    session = idp.db.session(token_hash(browser.cookies.get("campusid_session")), 0)
+    assert claims["auth_time"] == session.auth_time
     r = browser.get("/oauth/authorize", params=auth_params(idp.web_id, WEB_REDIRECT, max_age="3600").params)
     assert "code=" in r.headers["location"]
 
 
 def _rows(idp, table: str, user_id: str) -> int:
+    """Rows of `table` for the user, counted through an engine of the test's own (an inspection)."""
     from sqlalchemy import text
 
-    with idp.store.engine.connect() as conn:
-        return conn.execute(text(f"SELECT count(*) FROM {table} WHERE user_id = :u"), {"u": user_id}).scalar_one()  # noqa: S608 - test's own table names
+    from campusid.idp.store.db import make_engine
+
+    engine = make_engine(idp.settings.database_url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(f"SELECT count(*) FROM {table} WHERE user_id = :u"), {"u": user_id}).scalar_one()  # noqa: S608 - test's own table names
+    finally:
+        engine.dispose()
 
 
 def _login_form(idp, browser, flow):
@@ -99,61 +107,58 @@ def test_a_login_form_sent_twice_signs_in_once(idp, browser):
     of the same form (a double click, a replay) writes neither."""
     from tests.idp.helpers import PASSWORD
 
-    idp.store.consents.remember(idp.student["id"], idp.web_id, ["openid", "profile"], 0)
+    idp.db.remember_consent(idp.student.id, idp.web_id, ["openid", "profile"], 0)
     action, fields = _login_form(idp, browser, auth_params(idp.web_id, WEB_REDIRECT))
     cookie = browser.cookies.get("campusid_interaction")
     form = {**fields, "username": "alice", "password": PASSWORD}
     first = browser.post(action, data=form)
     assert first.status_code == 303 and "code=" in first.headers["location"]
-    grants, sessions = _rows(idp, "grants", idp.student["id"]), _rows(idp, "sessions", idp.student["id"])
+    grants, sessions = _rows(idp, "grants", idp.student.id), _rows(idp, "sessions", idp.student.id)
     assert (grants, sessions) == (1, 1)
     browser.cookies.set("campusid_interaction", cookie)  # the finished interaction's cookie, sent again
     second = browser.post(action, data=form)
     assert second.status_code in (400, 401) and "location" not in second.headers
     assert "campusid_session" not in second.headers.get("set-cookie", "")
-    assert (_rows(idp, "grants", idp.student["id"]), _rows(idp, "sessions", idp.student["id"])) == (1, 1)
+    assert (_rows(idp, "grants", idp.student.id), _rows(idp, "sessions", idp.student.id)) == (1, 1)
 
 
 def test_a_client_suspended_while_the_user_signs_in_gets_no_code(idp, browser):
     from tests.idp.helpers import PASSWORD
 
     action, fields = _login_form(idp, browser, auth_params(idp.web_id, WEB_REDIRECT))
-    event = {"client_id": idp.web_id, "actor": "t", "action": "t", "feedback": None, "at": 0}
-    assert idp.store.clients.transition(idp.web_id, ["active"], {"state": "suspended"}, event)
+    assert idp.db.move_client(ClientEvent(None, idp.web_id, "t", "t", "active", "suspended", None, 0))
     r = browser.post(action, data={**fields, "username": "alice", "password": PASSWORD})
     assert r.status_code == 400 and "can no longer continue" in r.text
-    assert _rows(idp, "grants", idp.student["id"]) == 0
-    assert _rows(idp, "sessions", idp.student["id"]) == 1  # the password was right: signed in all the same
+    assert _rows(idp, "grants", idp.student.id) == 0
+    assert _rows(idp, "sessions", idp.student.id) == 1  # the password was right: signed in all the same
 
 
 def test_of_two_racing_completions_of_one_login_only_the_first_writes(idp):
     """Both requests read the interaction before either finished it: the write itself decides."""
-    import asyncio
     import time
 
     from campusid.idp.crypto import new_token
+    from campusid.idp.store.rows import Grant, Interaction, Session
 
-    hot, uid, now = idp.store.hot, idp.student["id"], int(time.time())
-    interaction = {"id_hash": token_hash("i"), "kind": "authorize", "params": {"client_id": idp.web_id}}
-    interaction |= {"user_id": None, "auth_time": None, "created_at": now, "expires_at": now + 600}
+    store, uid, now = idp.store, idp.student.id, int(time.time())
+    interaction = Interaction(token_hash("i"), "authorize", {"client_id": idp.web_id}, None, None, now, now + 600)
 
-    def attempt(n: int) -> tuple[dict, dict]:
-        session = {"id_hash": token_hash(f"s{n}"), "user_id": uid, "auth_time": now, "created_at": now}
-        grant = {"id": new_token(8), "code_hash": token_hash(f"c{n}"), "client_id": idp.web_id, "user_id": uid}
-        grant |= {"redirect_uri": WEB_REDIRECT, "code_challenge": "x" * 43, "nonce": None, "scope": "openid"}
-        grant |= {"auth_time": now, "created_at": now, "code_expires_at": now + 60}
-        return session | {"expires_at": now + 600}, grant
+    def attempt(n: int) -> tuple[Session, Grant]:
+        session = Session(token_hash(f"s{n}"), uid, now, now, now + 600)
+        grant = Grant(new_token(8), token_hash(f"c{n}"), idp.web_id, uid, WEB_REDIRECT, "x" * 43, None, "openid",
+                      now, now, now + 60, None, None)  # fmt: skip
+        return session, grant
 
     async def race() -> list[bool]:
-        await hot.create_interaction(interaction)
+        await store.create_interaction(interaction)
         outcomes = []
         for n in (1, 2):
             session, grant = attempt(n)
-            outcomes.append(await hot.complete_login(interaction["id_hash"], session, grant=grant))
+            outcomes.append(await store.complete_login(interaction.id_hash, session, grant=grant))
         return outcomes
 
-    assert asyncio.run(race()) == [True, False]
-    assert idp.store.grants.by_code(token_hash("c1")) is not None
-    assert idp.store.grants.by_code(token_hash("c2")) is None
-    assert idp.store.sessions.get(token_hash("s1"), 0) is not None
-    assert idp.store.sessions.get(token_hash("s2"), 0) is None
+    assert run(store, race()) == [True, False]
+    assert idp.db.grant_by_code(token_hash("c1")) is not None
+    assert idp.db.grant_by_code(token_hash("c2")) is None
+    assert idp.db.session(token_hash("s1"), 0) is not None
+    assert idp.db.session(token_hash("s2"), 0) is None

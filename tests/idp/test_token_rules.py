@@ -5,6 +5,7 @@ from urllib.parse import quote_plus
 
 import pytest
 
+from campusid.idp.store.rows import ClientEvent
 from tests.idp.conftest import WEB_REDIRECT
 from tests.idp.helpers import auth_params, login_through_pages
 
@@ -126,10 +127,7 @@ def test_a_suspended_client_is_refused_without_consuming_its_code(idp, browser):
     code, flow = web_code(idp, browser)
 
     def move(from_state: str, to_state: str) -> None:
-        event = {"client_id": idp.web_id, "actor": "t", "action": "t", "from_state": from_state, "to_state": to_state}
-        assert idp.store.clients.transition(
-            idp.web_id, [from_state], {"state": to_state}, {**event, "feedback": None, "at": 0}
-        )
+        assert idp.db.move_client(ClientEvent(None, idp.web_id, "t", "t", from_state, to_state, None, 0))
 
     move("active", "suspended")
     r = exchange_web(idp, browser, code, flow)

@@ -49,7 +49,7 @@ def api_token(client: TestClient) -> str:
 
 def snapshot(idp, client_id: str) -> tuple[dict, list[dict]]:
     """The app row and its audit log, to show that a refused request changed nothing."""
-    return idp.store.clients.get(client_id), idp.store.clients.events(client_id)
+    return idp.db.client(client_id), idp.db.client_events(client_id)
 
 
 def new_app_form(csrf: str, name: str = "Timetable", uris: str = NATIVE_URI, app_type: str = "native", **extra) -> dict:

@@ -27,7 +27,7 @@ def test_a_student_gets_a_403_page_not_the_portal(console):
 
 
 def test_my_apps_lists_only_my_own_with_state_badges(console):
-    console.ctx.apps.create(
+    console.apps.create(
         name="Other", app_type="native", redirect_uris=["http://127.0.0.1/x"], scopes=None, owner="dev2"
     )
     page = sign_in(console, "dev").get("/developer").text
@@ -43,13 +43,13 @@ def test_web_app_secret_is_shown_once_and_never_in_a_url(console):
     assert r.status_code == 201 and "location" not in r.headers
     secret = re.search(r'id="client-secret">([^<]+)<', r.text).group(1)
     client_id = _created_id(r.text)
-    assert console.store.clients.get(client_id)["secret_hash"] == token_hash(secret)
+    assert console.db.client(client_id).secret_hash == token_hash(secret)
     again = client.get(f"/developer/apps/{client_id}")
     assert secret not in again.text and "client-secret" not in again.text
 
     rotated = client.post(f"/developer/apps/{client_id}/rotate-secret", data={"csrf_token": portal_csrf(client)})
     new_secret = re.search(r'id="client-secret">([^<]+)<', rotated.text).group(1)
-    assert new_secret != secret and console.store.clients.get(client_id)["secret_hash"] == token_hash(new_secret)
+    assert new_secret != secret and console.db.client(client_id).secret_hash == token_hash(new_secret)
     assert new_secret not in client.get(f"/developer/apps/{client_id}").text
 
 
@@ -57,15 +57,15 @@ def test_native_app_gets_no_secret(console):
     client = sign_in(console, "dev")
     r = client.post("/developer/apps", data=new_app_form(portal_csrf(client)))
     assert r.status_code == 201 and "client-secret" not in r.text
-    assert console.store.clients.get(_created_id(r.text))["secret_hash"] is None
+    assert console.db.client(_created_id(r.text)).secret_hash is None
 
 
 def test_sensitive_scope_needs_a_justification(console):
     client = sign_in(console, "dev")
-    before = len(console.store.clients.list())
+    before = len(console.db.clients())
     r = client.post("/developer/apps", data=new_app_form(portal_csrf(client), **{"scope.grades.read": "on"}))
     assert r.status_code == 422 and "explain why the app needs the sensitive scope grades.read" in r.text
-    assert len(console.store.clients.list()) == before
+    assert len(console.db.clients()) == before
     r = client.post(
         "/developer/apps",
         data=new_app_form(
@@ -73,7 +73,7 @@ def test_sensitive_scope_needs_a_justification(console):
         ),
     )
     assert r.status_code == 201
-    assert console.store.clients.get(_created_id(r.text))["justifications"] == {"grades.read": "Shows the transcript"}
+    assert console.db.client(_created_id(r.text)).justifications == {"grades.read": "Shows the transcript"}
 
 
 def test_refused_redirect_uri_is_explained_with_the_uri_escaped(console):
@@ -94,7 +94,7 @@ def test_app_name_with_markup_renders_as_text(console):
 
 def test_post_without_or_with_a_wrong_csrf_token_changes_nothing(console):
     client = sign_in(console, "dev")
-    cid, _ = console.ctx.apps.create(
+    cid, _ = console.apps.create(
         name="Draft", app_type="native", redirect_uris=["http://127.0.0.1/x"], scopes=None, owner="dev"
     )
     cid = cid["client_id"]
@@ -103,9 +103,9 @@ def test_post_without_or_with_a_wrong_csrf_token_changes_nothing(console):
         r = client.post(f"/developer/apps/{cid}/submit", data=data)
         assert r.status_code == 403 and "The form expired or was not sent from this site" in r.text
     assert snapshot(console, cid) == before
-    count = len(console.store.clients.list())
+    count = len(console.db.clients())
     assert client.post("/developer/apps", data={**new_app_form("wrong")}).status_code == 403
-    assert len(console.store.clients.list()) == count
+    assert len(console.db.clients()) == count
 
 
 def test_chinese_text_from_accept_language(console):
@@ -118,7 +118,7 @@ def test_chinese_text_from_accept_language(console):
 
 def test_revision_of_an_active_app_keeps_serving_until_approved(console):
     dev = sign_in(console, "dev")
-    old = console.store.clients.get("web-app")
+    old = console.db.client("web-app")
     r = dev.post(
         "/developer/apps/web-app/edit",
         data={
@@ -131,13 +131,13 @@ def test_revision_of_an_active_app_keeps_serving_until_approved(console):
         },
     )
     assert r.status_code == 303 and r.headers["location"].endswith("done=revision")
-    row = console.store.clients.get("web-app")
-    assert row["state"] == "active" and row["redirect_uris"] == old["redirect_uris"]
-    assert row["revision_state"] == "under_review"
+    row = console.db.client("web-app")
+    assert row.state == "active" and row.redirect_uris == old.redirect_uris
+    assert row.revision_state == "under_review"
     page = dev.get("/developer/apps/web-app").text
     assert "Change under review" in page and "https://rp.example.edu/new" in page
 
-    console.ctx.apps.approve_revision("web-app", "admin2", ["student_number"])
-    row = console.store.clients.get("web-app")
-    assert row["redirect_uris"] == ["https://rp.example.edu/new"] and "student_number" in row["granted_scopes"]
-    assert row["revision_state"] is None and row["state"] == "active"
+    console.apps.approve_revision("web-app", "admin2", ["student_number"])
+    row = console.db.client("web-app")
+    assert row.redirect_uris == ("https://rp.example.edu/new",) and "student_number" in row.granted_scopes
+    assert row.revision_state is None and row.state == "active"

@@ -12,7 +12,7 @@ from joserfc import jwt
 from campusid.idp.protocol.tokens import records_audience
 from campusid.records.importer import import_csv
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, WEB_REDIRECT, IdP
-from tests.idp.helpers import auth_params, code_exchange, login_through_pages
+from tests.idp.helpers import auth_params, code_exchange, login_through_pages, run
 from tests.idp.test_token_rules import basic
 
 GRADES_URL = "/records/v1/grades"
@@ -24,7 +24,7 @@ def records_idp(idp_env):
     the demo grades."""
     instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER})
     data = resources.files("campusid.records").joinpath("demo_grades.csv").read_bytes()
-    report = import_csv(instance.store, data)
+    report = run(instance.store, import_csv(instance.store, data))
     assert report.ok, report.errors
     yield instance
     instance.store.close()
@@ -64,7 +64,7 @@ def web_tokens(idp, web) -> dict:
 
 def claims_of(idp, token: str) -> dict:
     """The claims of one of our access tokens, its signature checked with the IdP's own keys."""
-    return dict(jwt.decode(token, idp.ctx.keys.verification_keys()).claims)
+    return dict(jwt.decode(token, run(idp.store, idp.ctx.keys.verification_keys())).claims)
 
 
 def sign_with_real_key(idp, claims: dict, *, header: dict | None = None) -> str:

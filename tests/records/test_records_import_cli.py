@@ -30,11 +30,18 @@ def count_rows(env, student_numbers=("2030001", "2030002")) -> int:
     """How many grade rows the database holds for these students (read through the store)."""
     from campusid.idp.settings import load_settings
     from campusid.idp.store import open_store
+    from campusid.records.store import GradeStore
+    from tests.idp.helpers import run
 
     settings = load_settings(env)
     store = open_store(settings.database_url, settings.data_dir)
+    grades = GradeStore(store)
+
+    async def count() -> int:
+        return sum([len(await grades.for_student(n)) for n in student_numbers])
+
     try:
-        return sum(len(store.grades.for_student(n)) for n in student_numbers)
+        return run(store, count())
     finally:
         store.close()
 
@@ -102,14 +109,17 @@ def test_a_bad_file_leaves_earlier_grades_untouched(idp_env, tmp_path):
     assert count_rows(idp_env) == 3
     from campusid.idp.settings import load_settings
     from campusid.idp.store import open_store
+    from campusid.records.store import GradeStore
+    from tests.idp.helpers import run
 
     settings = load_settings(idp_env)
     store = open_store(settings.database_url, settings.data_dir)
     try:
-        cs101 = next(g for g in store.grades.for_student("2030001") if g["course_code"] == "CS101")
+        grades = run(store, GradeStore(store).for_student("2030001"))
+        cs101 = next(g for g in grades if g.course_code == "CS101")
     finally:
         store.close()
-    assert cs101["score"] == 92  # the rejected file's row 2 did not overwrite it
+    assert cs101.score == 92  # the rejected file's row 2 did not overwrite it
 
 
 @pytest.mark.parametrize(

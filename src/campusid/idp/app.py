@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from pathlib import Path
@@ -20,7 +21,7 @@ from campusid.idp.store import Store, open_store
 from campusid.idp.web import authorize, pages, resources, token
 from campusid.idp.web.context import build_context
 from campusid.idp.web.http import PAGE_HEADERS, error_page, json_response
-from campusid.records import api as records
+from campusid.records.api import RecordsAPI
 
 log = logging.getLogger("campusid.idp")
 STATIC = Path(__file__).parent / "web" / "static"
@@ -72,6 +73,7 @@ def _direct(routes: list, prefix: str) -> dict:
 
 
 def _routes(ctx) -> list:
+    records = RecordsAPI(ctx.validator, ctx.store)
     return [
         Route("/.well-known/openid-configuration", resources.make_discovery(ctx), methods=["GET"]),
         Route("/oauth/authorize", authorize.authorize, methods=["GET", "POST"]),
@@ -87,7 +89,7 @@ def _routes(ctx) -> list:
         Route("/consent", pages.consent_post, methods=["POST"]),
         Route("/logout", pages.logout_get, methods=["GET"]),
         Route("/logout", pages.logout_post, methods=["POST"]),
-        Route("/records/v1/grades", records.grades, methods=["GET"]),
+        Route("/records/v1/grades", records.grades_endpoint, methods=["GET"]),
         Route("/", pages.home, methods=["GET"]),
         *portal.routes(),
         *admin.routes(),
@@ -133,12 +135,20 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
-        # The hot path's connection pool belongs to the event loop that serves (PostgreSQL).
-        await store.hot.start()
+        # The store's connections belong to the event loop that serves (PostgreSQL); the signing
+        # keys are read now and kept fresh by a task of this loop.
+        await store.start()
+        refresher = None
         try:
+            await ctx.keys.load()
+            refresher = asyncio.create_task(ctx.keys.refresh_forever(), name="campusid-key-refresh")
             yield
         finally:
-            await store.hot.stop()
+            if refresher is not None:
+                refresher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await refresher
+            await store.stop()
 
     routes = _routes(ctx)
     direct = _direct(routes, settings.issuer.path)

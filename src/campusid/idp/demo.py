@@ -10,6 +10,7 @@ from importlib import resources
 from campusid.idp.apps import AppService
 from campusid.idp.passwords import Passwords
 from campusid.idp.store import Store
+from campusid.idp.store.rows import User
 from campusid.records.importer import import_csv
 
 DESKTOP_CLIENT = "campusid-desktop"
@@ -60,7 +61,7 @@ USERS = [
 ]
 
 
-def add_user(
+async def add_user(
     store: Store,
     passwords: Passwords,
     *,
@@ -73,54 +74,57 @@ def add_user(
     family_name: str | None = None,
     email: str | None = None,
     now: int,
-) -> dict:
-    return store.users.add(
-        id=uuid.uuid4().hex,
-        username=username,
-        name=name,
-        given_name=given_name,
-        family_name=family_name,
-        email=email,
-        student_number=student_number,
-        role=role,
-        password_hash=passwords.hash(password),
-        created_at=now,
+) -> User:
+    """Add a local user (Conflict when the username or student number is taken)."""
+    return await store.add_user(
+        User(
+            id=uuid.uuid4().hex,
+            username=username,
+            name=name,
+            given_name=given_name,
+            family_name=family_name,
+            email=email,
+            student_number=student_number,
+            role=role,
+            password_hash=passwords.hash(password),
+            created_at=now,
+        )
     )
 
 
-def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
+async def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
     """Create, submit, approve and activate a demo client; returns a fresh secret for web clients."""
     client_id = spec["client_id"]
-    if store.clients.get(client_id) is None:
-        apps.create(**spec)
-    state = apps.get(client_id)["state"]
+    if await store.client(client_id) is None:
+        await apps.create(**spec)
+    state = (await apps.get(client_id)).state
     if state in ("draft", "rejected"):
-        apps.submit(client_id, actor=spec["owner"])
+        await apps.submit(client_id, actor=spec["owner"])
         state = "under_review"
     if state == "under_review":
-        apps.approve(client_id, by="admin")
+        await apps.approve(client_id, by="admin")
         state = "approved"
     if state == "approved":
-        apps.activate(client_id, actor=spec["owner"])
+        await apps.activate(client_id, actor=spec["owner"])
     if state == "suspended":
-        apps.reinstate(client_id, by="admin")
+        await apps.reinstate(client_id, by="admin")
     if spec["app_type"] == "web":
-        return apps.rotate_secret(client_id, actor="demo")
+        return await apps.rotate_secret(client_id, actor="demo")
     return None
 
 
-def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dict:
+async def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dict:
     users_out = []
     for user in USERS:
-        if store.users.by_username(user["username"]) is None:
-            add_user(store, passwords, now=now, **user)
+        if await store.user_by_username(user["username"]) is None:
+            await add_user(store, passwords, now=now, **user)
         users_out.append({k: user[k] for k in ("username", "password", "name", "role", "student_number")})
     data = resources.files("campusid.records").joinpath("demo_grades.csv").read_bytes()
-    report = import_csv(store, data)
+    report = await import_csv(store, data)
     if not report.ok:  # pragma: no cover - the shipped file is valid
         raise RuntimeError(f"demo grades are invalid: {report.errors}")
     apps = AppService(store)
-    _ensure_client(
+    await _ensure_client(
         apps,
         store,
         client_id=DESKTOP_CLIENT,
@@ -132,7 +136,7 @@ def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dict:
         description="The desktop app: grades on your computer and a local bridge for scripts.",
     )
     web_redirect = f"http://127.0.0.1:{WEB_CLIENT_PORT}/callback"
-    secret = _ensure_client(
+    secret = await _ensure_client(
         apps,
         store,
         client_id=WEB_CLIENT,

@@ -1,39 +1,57 @@
-"""GET /records/v1/grades (DESIGN 3.7).
+"""GET /records/v1/grades: a resource server protected by the IdP's access tokens.
 
 The access token must be valid (ES256 by kid, iss, exp), carry `grades.read` (checked before
-the audience: 403 insufficient_scope) and the records audience. The pairwise `sub` is resolved
-to the student on the server side through the grant the token belongs to.
+the audience: 403 insufficient_scope) and the records audience (RFC 6750 3.1, RFC 9068 4). The
+pairwise `sub` is resolved to the student on the server side through the grant the token
+belongs to, read with the grades in one statement. The IdP is reached only through its public
+interfaces: the access-token validator and the store.
 """
 
 from __future__ import annotations
+
+import json
+from dataclasses import asdict
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.protocol import access_tokens
+from campusid.idp.protocol.access_tokens import AccessTokenValidator, bearer_challenge
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.protocol.tokens import records_audience
-from campusid.idp.web.context import Context
-from campusid.idp.web.http import NO_STORE, json_response
-from campusid.idp.web.resources import bearer_challenge, resolve_grant
+from campusid.idp.store import Store
+from campusid.records.store import GradeStore
 
 SCOPE = "grades.read"
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-async def grades(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    try:
-        token = access_tokens.bearer_token(request.headers.get("authorization"))
-        if token is None:
-            return json_response(
-                {"error": "invalid_token", "error_description": "no access token"},
-                401,
-                {**NO_STORE, **bearer_challenge()},
-            )
-        claims = access_tokens.validate(token, ctx.keys, ctx.issuer, records_audience(ctx.issuer), SCOPE)
-        grant = await resolve_grant(ctx, claims)
-    except OAuthError as exc:
-        return json_response(exc.body(), exc.status, {**NO_STORE, **bearer_challenge(exc)})
-    number = grant["student_number"]
-    rows = await ctx.run_db(ctx.store.grades.for_student, number) if number else []
-    return json_response({"student": {"name": grant["name"]}, "grades": rows}, headers=NO_STORE)
+def json_response(data, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(_encode(data).encode(), status_code=status, media_type="application/json", headers=headers)
+
+
+class RecordsAPI:
+    """The records resource server of one app."""
+
+    def __init__(self, validator: AccessTokenValidator, store: Store) -> None:
+        self._validator = validator
+        self._audience = records_audience(validator.issuer)
+        self.grades = GradeStore(store)
+
+    async def grades_endpoint(self, request: Request) -> Response:
+        try:
+            token = access_tokens.bearer_token(request.headers.get("authorization"))
+            if token is None:
+                return json_response(
+                    {"error": "invalid_token", "error_description": "no access token"},
+                    401,
+                    {**NO_STORE, **bearer_challenge()},
+                )
+            claims = await self._validator.validate(token, self._audience, SCOPE)
+            transcript = await self.grades.transcript(claims["gid"])
+            self._validator.check_grant(claims, transcript.client_id if transcript else None)
+        except OAuthError as exc:
+            return json_response(exc.body(), exc.status, {**NO_STORE, **bearer_challenge(exc)})
+        body = {"student": {"name": transcript.name}, "grades": [asdict(g) for g in transcript.grades]}
+        return json_response(body, headers=NO_STORE)

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from campusid.idp.store import Store
+from campusid.records.store import GradeStore
 
 COLUMNS = ("student_number", "course_code", "course_name", "term", "credits", "score", "grade_point")
 MAX_FILE = 20 * 1024 * 1024
@@ -73,10 +74,10 @@ def parse_rows(data: bytes) -> tuple[list[dict], ImportReport]:
     return rows, report
 
 
-def import_csv(store: Store, data: bytes) -> ImportReport:
+async def import_csv(store: Store, data: bytes) -> ImportReport:
     if len(data) > MAX_FILE:
         return ImportReport(errors=[{"line": 0, "error": "the file is larger than 20 MiB"}])
     rows, report = parse_rows(data)
     if report.ok:
-        report.imported = store.grades.upsert_all(rows)
+        report.imported = await GradeStore(store).upsert_all(rows)
     return report

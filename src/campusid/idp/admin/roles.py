@@ -4,29 +4,36 @@ from __future__ import annotations
 
 from campusid.idp.apps import Forbidden, NotFound, ValidationFailed
 from campusid.idp.store import Store
+from campusid.idp.store.rows import User
 
 ROLES = ("student", "developer", "admin")
 
 
-def list_users(store: Store) -> list[dict]:
-    return [
-        {"username": u["username"], "name": u["name"], "role": u["role"], "student_number": u["student_number"]}
-        for u in store.users.list()
-    ]
+def user_view(user: User, role: str | None = None) -> dict:
+    return {
+        "username": user.username,
+        "name": user.name,
+        "role": role or user.role,
+        "student_number": user.student_number,
+    }
 
 
-def change_role(store: Store, username: str, role: str, by: str) -> dict:
+async def list_users(store: Store) -> list[dict]:
+    return [user_view(u) for u in await store.users()]
+
+
+async def change_role(store: Store, username: str, role: str, by: str) -> dict:
     """Give `username` a new role. Only admins may; an admin cannot demote themselves, so the
     console always keeps at least the admin who is using it."""
-    actor = store.users.by_username(by)
-    if actor is None or actor["role"] != "admin":
+    actor = await store.user_by_username(by)
+    if actor is None or actor.role != "admin":
         raise Forbidden("only administrators change roles")
     if role not in ROLES:
         raise ValidationFailed(f"role must be one of {', '.join(ROLES)}")
-    user = store.users.by_username(username)
+    user = await store.user_by_username(username)
     if user is None:
         raise NotFound(f"no user {username!r}")
-    if user["id"] == actor["id"] and role != "admin":
+    if user.id == actor.id and role != "admin":
         raise Forbidden("you cannot remove your own administrator role; ask another administrator")
-    store.users.set_role(user["id"], role)
-    return {"username": user["username"], "name": user["name"], "role": role, "student_number": user["student_number"]}
+    await store.set_role(user.id, role)
+    return user_view(user, role)

@@ -23,9 +23,9 @@ def _ctx(request: Request) -> Context:
     return request.app.state.ctx
 
 
-def _admin(request: Request) -> tuple[Context, Viewer | None, Response | None]:
+async def _admin(request: Request) -> tuple[Context, Viewer | None, Response | None]:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, ADMIN_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, ADMIN_ROLES, PURPOSE)
     return ctx, viewer, denied
 
 
@@ -35,24 +35,26 @@ def _notice(viewer: Viewer, request: Request) -> str | None:
 
 
 async def queue(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
-    return render(ctx, viewer, "admin/queue.html", items=ctx.apps.review_queue(), notice=_notice(viewer, request))
+    return render(ctx, viewer, "admin/queue.html", items=await ctx.apps.review_queue(), notice=_notice(viewer, request))
 
 
 async def all_apps(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
     state = request.query_params.get("state") or None
     if state not in STATES:
         state = None
-    return render(ctx, viewer, "admin/apps.html", apps=ctx.apps.list_all(state), state=state, states=STATES)
+    return render(ctx, viewer, "admin/apps.html", apps=await ctx.apps.list_all(state), state=state, states=STATES)
 
 
-def _detail(ctx: Context, viewer: Viewer, client_id: str, status: int = 200, notice: str | None = None) -> Response:
-    app = ctx.apps.show(client_id)
+async def _detail(
+    ctx: Context, viewer: Viewer, client_id: str, status: int = 200, notice: str | None = None
+) -> Response:
+    app = await ctx.apps.show(client_id)
     revision = app["revision"]
     reviewing = "app" if app["state"] == UNDER_REVIEW else None
     if app["state"] == ACTIVE and revision and revision["state"] == UNDER_REVIEW:
@@ -78,20 +80,20 @@ def _detail(ctx: Context, viewer: Viewer, client_id: str, status: int = 200, not
 
 
 async def detail(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
     client_id = request.path_params["client_id"]
     try:
-        ctx.apps.get(client_id)
+        await ctx.apps.get(client_id)
     except AppError as exc:
         return app_error(ctx, viewer, exc, back=ctx.path("/admin"))
-    return _detail(ctx, viewer, client_id, notice=_notice(viewer, request))
+    return await _detail(ctx, viewer, client_id, notice=_notice(viewer, request))
 
 
 def _decision(action: str, done: str):
     async def handler(request: Request) -> Response:
-        ctx, viewer, denied = _admin(request)
+        ctx, viewer, denied = await _admin(request)
         if denied:
             return denied
         form, refused = await posted_form(ctx, request, viewer)
@@ -103,13 +105,13 @@ def _decision(action: str, done: str):
         try:
             if action == "approve":
                 granted = [s for s in scope_rules.SENSITIVE if form.get(f"grant.{s}")]
-                (apps.approve_revision if revision else apps.approve)(client_id, by, granted)
+                await (apps.approve_revision if revision else apps.approve)(client_id, by, granted)
             elif action == "reject":
-                (apps.reject_revision if revision else apps.reject)(client_id, by, form.get("feedback", ""))
+                await (apps.reject_revision if revision else apps.reject)(client_id, by, form.get("feedback", ""))
             elif action == "suspend":
-                apps.suspend(client_id, by, form.get("reason", "").strip() or None)
+                await apps.suspend(client_id, by, form.get("reason", "").strip() or None)
             else:
-                apps.reinstate(client_id, by)
+                await apps.reinstate(client_id, by)
         except AppError as exc:
             return app_error(ctx, viewer, exc, back=ctx.path(f"/admin/apps/{client_id}"))
         return see_other(ctx.path(f"/admin/apps/{client_id}?done={done}"))
@@ -119,35 +121,36 @@ def _decision(action: str, done: str):
 
 
 async def audit(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
-    return render(ctx, viewer, "admin/audit.html", events=views.history(list(reversed(ctx.apps.audit_log())), viewer.t))
+    events = list(reversed(await ctx.apps.audit_log()))
+    return render(ctx, viewer, "admin/audit.html", events=views.history(events, viewer.t))
 
 
 async def users(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
     return render(
         ctx,
         viewer,
         "admin/users.html",
-        users=roles.list_users(ctx.store),
+        users=await roles.list_users(ctx.store),
         roles=roles.ROLES,
         notice=_notice(viewer, request),
     )
 
 
 async def set_role(request: Request) -> Response:
-    ctx, viewer, denied = _admin(request)
+    ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
     form, refused = await posted_form(ctx, request, viewer)
     if refused:
         return refused
     try:
-        roles.change_role(ctx.store, request.path_params["username"], form.get("role", ""), viewer.username)
+        await roles.change_role(ctx.store, request.path_params["username"], form.get("role", ""), viewer.username)
     except AppError as exc:
         return problem(ctx, viewer, exc.status, exc.message, back=ctx.path("/admin/users"))
     return see_other(ctx.path("/admin/users?done=role"))

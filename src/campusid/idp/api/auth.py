@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, APIKeyHeader
 
+from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.sessions import SESSION, csrf_ok, csrf_token, current_session
+from campusid.idp.web.sessions import SESSION, CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "api"
 CSRF_HEADER = "X-CSRF-Token"
@@ -30,16 +31,16 @@ class ApiError(Exception):
 
 @dataclass
 class Caller:
-    user: dict
-    session: dict
+    user: User
+    session: CurrentSession
 
     @property
     def username(self) -> str:
-        return self.user["username"]
+        return self.user.username
 
     @property
     def role(self) -> str:
-        return self.user["role"]
+        return self.user.role
 
 
 def ctx_of(request: Request) -> Context:
@@ -52,42 +53,42 @@ _cookie_doc = APIKeyCookie(name=SESSION, auto_error=False, description="The IdP 
 _csrf_doc = APIKeyHeader(name=CSRF_HEADER, auto_error=False, description="From GET /api/v1/me; state-changing calls.")
 
 
-def caller(request: Request, _cookie: str | None = Security(_cookie_doc)) -> Caller:
+async def caller(request: Request, _cookie: str | None = Security(_cookie_doc)) -> Caller:
     ctx = ctx_of(request)
-    session = current_session(ctx, request)
-    user = ctx.store.users.by_id(session["user_id"]) if session else None
+    session = await current_session(ctx, request)
+    user = await ctx.store.user(session.user_id) if session else None
     if session is None or user is None:
         raise ApiError(401, "login_required", "sign in at /login first; the API uses the IdP session cookie")
-    if request.method not in SAFE and not csrf_ok(ctx, PURPOSE, session["raw_id"], request.headers.get(CSRF_HEADER)):
+    if request.method not in SAFE and not csrf_ok(ctx, PURPOSE, session.raw_id, request.headers.get(CSRF_HEADER)):
         raise ApiError(403, "csrf_failed", f"state-changing requests need the {CSRF_HEADER} header from GET /me")
     return Caller(user=user, session=session)
 
 
-def writer(c: Caller = Depends(caller), _csrf: str | None = Security(_csrf_doc)) -> Caller:
+async def writer(c: Caller = Depends(caller), _csrf: str | None = Security(_csrf_doc)) -> Caller:
     return c
 
 
-def developer(c: Caller = Depends(writer)) -> Caller:
+async def developer(c: Caller = Depends(writer)) -> Caller:
     if c.role not in ("developer", "admin"):
         raise ApiError(403, "forbidden", "only developers and administrators manage applications")
     return c
 
 
-def reader(c: Caller = Depends(caller)) -> Caller:
+async def reader(c: Caller = Depends(caller)) -> Caller:
     if c.role not in ("developer", "admin"):
         raise ApiError(403, "forbidden", "only developers and administrators manage applications")
     return c
 
 
-def admin(c: Caller = Depends(caller)) -> Caller:
+async def admin(c: Caller = Depends(caller)) -> Caller:
     if c.role != "admin":
         raise ApiError(403, "forbidden", "only administrators may do this")
     return c
 
 
-def admin_writer(c: Caller = Depends(admin), _csrf: str | None = Security(_csrf_doc)) -> Caller:
+async def admin_writer(c: Caller = Depends(admin), _csrf: str | None = Security(_csrf_doc)) -> Caller:
     return c
 
 
 def token_for(request: Request, c: Caller) -> str:
-    return csrf_token(ctx_of(request), PURPOSE, c.session["raw_id"])
+    return csrf_token(ctx_of(request), PURPOSE, c.session.raw_id)

@@ -13,71 +13,69 @@ router = APIRouter()
 ERRORS = {s: {"model": models.Error} for s in (401, 403, 404, 409, 422)}
 
 
-def _readable(request: Request, c: Caller, client_id: str) -> dict:
+async def _readable(request: Request, c: Caller, client_id: str) -> dict:
     """Owners see their apps; admins see every app."""
     apps = ctx_of(request).apps
     if c.role != "admin":
-        apps.owned(client_id, c.username)
-    return apps.show(client_id)
+        await apps.owned(client_id, c.username)
+    return await apps.show(client_id)
 
 
 @router.get("/me", response_model=models.Me, responses=ERRORS, tags=["session"])
-def me(request: Request, c: Caller = Depends(caller)):
+async def me(request: Request, c: Caller = Depends(caller)):
     """Who is signed in, and the CSRF token for state-changing calls."""
-    u = c.user
-    user = {"username": u["username"], "name": u["name"], "role": u["role"], "student_number": u["student_number"]}
-    return {"user": user, "csrf_token": token_for(request, c)}
+    return {"user": roles.user_view(c.user), "csrf_token": token_for(request, c)}
 
 
 @router.get("/apps", response_model=list[models.AppSummary], responses=ERRORS, tags=["apps"])
-def list_apps(request: Request, all: bool = False, state: str | None = None, c: Caller = Depends(reader)):
+async def list_apps(request: Request, all: bool = False, state: str | None = None, c: Caller = Depends(reader)):
     """My applications; `all=true` (admins only) lists everyone's, optionally in one state."""
     apps = ctx_of(request).apps
     if all:
         if c.role != "admin":
             raise ApiError(403, "forbidden", "only administrators list every application")
-        return apps.list_all(state)
-    return [a for a in apps.list_owned(c.username) if state is None or a["state"] == state]
+        return await apps.list_all(state)
+    return [a for a in await apps.list_owned(c.username) if state is None or a["state"] == state]
 
 
 @router.post("/apps", response_model=models.App, status_code=201, responses=ERRORS, tags=["apps"])
-def create_app(body: models.AppCreate, request: Request, c: Caller = Depends(developer)):
+async def create_app(body: models.AppCreate, request: Request, c: Caller = Depends(developer)):
     """Register an app in `draft`. A web app's `client_secret` is in this answer only."""
     data = body.model_dump()
     data["app_type"] = data.pop("type")
-    app, secret = ctx_of(request).apps.create(owner=c.username, **data)
+    app, secret = await ctx_of(request).apps.create(owner=c.username, **data)
     return {**app, "client_secret": secret}
 
 
 @router.get("/apps/{client_id}", response_model=models.App, responses=ERRORS, tags=["apps"])
-def show_app(client_id: str, request: Request, c: Caller = Depends(reader)):
-    return _readable(request, c, client_id)
+async def show_app(client_id: str, request: Request, c: Caller = Depends(reader)):
+    return await _readable(request, c, client_id)
 
 
 @router.patch("/apps/{client_id}", response_model=models.App, responses=ERRORS, tags=["apps"])
-def edit_app(client_id: str, body: models.AppEdit, request: Request, c: Caller = Depends(developer)):
+async def edit_app(client_id: str, body: models.AppEdit, request: Request, c: Caller = Depends(developer)):
     """Change a draft or rejected app (409 otherwise; an active app takes a revision)."""
     apps = ctx_of(request).apps
-    apps.owned(client_id, c.username)
-    return apps.edit(client_id, actor=c.username, **body.model_dump(exclude_unset=True))
+    await apps.owned(client_id, c.username)
+    return await apps.edit(client_id, actor=c.username, **body.model_dump(exclude_unset=True))
 
 
 @router.post("/apps/{client_id}/revision", response_model=models.App, responses=ERRORS, tags=["apps"])
-def propose_revision(client_id: str, body: models.Revision, request: Request, c: Caller = Depends(developer)):
+async def propose_revision(client_id: str, body: models.Revision, request: Request, c: Caller = Depends(developer)):
     """File a change to an active app for review; the active configuration keeps serving logins."""
     apps = ctx_of(request).apps
-    apps.owned(client_id, c.username)
-    return apps.propose_revision(client_id, actor=c.username, **body.model_dump())
+    await apps.owned(client_id, c.username)
+    return await apps.propose_revision(client_id, actor=c.username, **body.model_dump())
 
 
 def _owner_step(action: str, summary: str):
-    def handler(client_id: str, request: Request, c: Caller = Depends(developer)):
+    async def handler(client_id: str, request: Request, c: Caller = Depends(developer)):
         apps = ctx_of(request).apps
-        apps.owned(client_id, c.username)
+        await apps.owned(client_id, c.username)
         if action == "rotate_secret":
-            secret = apps.rotate_secret(client_id, actor=c.username)
-            return {**apps.show(client_id), "client_secret": secret}
-        return getattr(apps, action)(client_id, actor=c.username)
+            secret = await apps.rotate_secret(client_id, actor=c.username)
+            return {**await apps.show(client_id), "client_secret": secret}
+        return await getattr(apps, action)(client_id, actor=c.username)
 
     handler.__name__ = action
     handler.__doc__ = summary
@@ -100,51 +98,53 @@ for _path, _action, _summary in (
 
 
 @router.get("/reviews", response_model=list[models.QueueItem], responses=ERRORS, tags=["reviews"])
-def review_queue(request: Request, c: Caller = Depends(admin)):
+async def review_queue(request: Request, c: Caller = Depends(admin)):
     """New apps and revisions waiting for review, oldest first."""
-    return ctx_of(request).apps.review_queue()
+    return await ctx_of(request).apps.review_queue()
 
 
 @router.post("/apps/{client_id}/approve", response_model=models.App, responses=ERRORS, tags=["reviews"])
-def approve(client_id: str, body: models.Approve, request: Request, c: Caller = Depends(admin_writer)):
+async def approve(client_id: str, body: models.Approve, request: Request, c: Caller = Depends(admin_writer)):
     apps = ctx_of(request).apps
     step = apps.approve_revision if body.subject == "revision" else apps.approve
-    return step(client_id, c.username, body.grant_scopes)
+    return await step(client_id, c.username, body.grant_scopes)
 
 
 @router.post("/apps/{client_id}/reject", response_model=models.App, responses=ERRORS, tags=["reviews"])
-def reject(client_id: str, body: models.Reject, request: Request, c: Caller = Depends(admin_writer)):
+async def reject(client_id: str, body: models.Reject, request: Request, c: Caller = Depends(admin_writer)):
     apps = ctx_of(request).apps
     step = apps.reject_revision if body.subject == "revision" else apps.reject
-    return step(client_id, c.username, body.feedback)
+    return await step(client_id, c.username, body.feedback)
 
 
 @router.post("/apps/{client_id}/suspend", response_model=models.App, responses=ERRORS, tags=["reviews"])
-def suspend(client_id: str, request: Request, body: models.Suspend | None = None, c: Caller = Depends(admin_writer)):
-    return ctx_of(request).apps.suspend(client_id, c.username, body.reason if body else None)
+async def suspend(
+    client_id: str, request: Request, body: models.Suspend | None = None, c: Caller = Depends(admin_writer)
+):
+    return await ctx_of(request).apps.suspend(client_id, c.username, body.reason if body else None)
 
 
 @router.post("/apps/{client_id}/reinstate", response_model=models.App, responses=ERRORS, tags=["reviews"])
-def reinstate(client_id: str, request: Request, c: Caller = Depends(admin_writer)):
-    return ctx_of(request).apps.reinstate(client_id, c.username)
+async def reinstate(client_id: str, request: Request, c: Caller = Depends(admin_writer)):
+    return await ctx_of(request).apps.reinstate(client_id, c.username)
 
 
 @router.get("/apps/{client_id}/events", response_model=list[models.Event], responses=ERRORS, tags=["audit"])
-def app_events(client_id: str, request: Request, c: Caller = Depends(reader)):
-    return _readable(request, c, client_id)["history"]
+async def app_events(client_id: str, request: Request, c: Caller = Depends(reader)):
+    return (await _readable(request, c, client_id))["history"]
 
 
 @router.get("/audit", response_model=list[models.Event], responses=ERRORS, tags=["audit"])
-def audit(request: Request, limit: int = 200, c: Caller = Depends(admin)):
+async def audit(request: Request, limit: int = 200, c: Caller = Depends(admin)):
     """Every transition of every app, newest first."""
-    return ctx_of(request).apps.audit_log(max(1, min(limit, 1000)))
+    return await ctx_of(request).apps.audit_log(max(1, min(limit, 1000)))
 
 
 @router.get("/users", response_model=list[models.User], responses=ERRORS, tags=["users"])
-def users(request: Request, c: Caller = Depends(admin)):
-    return roles.list_users(ctx_of(request).store)
+async def users(request: Request, c: Caller = Depends(admin)):
+    return await roles.list_users(ctx_of(request).store)
 
 
 @router.put("/users/{username}/role", response_model=models.User, responses=ERRORS, tags=["users"])
-def set_role(username: str, body: models.RoleChange, request: Request, c: Caller = Depends(admin_writer)):
-    return roles.change_role(ctx_of(request).store, username, body.role, c.username)
+async def set_role(username: str, body: models.RoleChange, request: Request, c: Caller = Depends(admin_writer)):
+    return await roles.change_role(ctx_of(request).store, username, body.role, c.username)

@@ -9,6 +9,7 @@ from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
 from campusid.idp.apps.rules import _check_feedback, _check_justifications
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.store.rows import ClientConfig, ClientEvent
 
 
 def _now() -> int:
@@ -18,7 +19,7 @@ def _now() -> int:
 class RevisionsMixin:
     """Methods of AppService that handle revisions; they rely on its get/show/_check_config/_reviewer."""
 
-    def propose_revision(
+    async def propose_revision(
         self,
         client_id: str,
         *,
@@ -32,18 +33,18 @@ class RevisionsMixin:
     ) -> dict:
         """File a change to an active app for review. The active configuration keeps serving
         logins until an admin approves the revision; a rejected revision may be filed again."""
-        app = self.get(client_id)
-        if app["state"] != ACTIVE:
+        app = await self.get(client_id)
+        if app.state != ACTIVE:
             raise InvalidTransition(
-                f"only an active application takes a revision; this one is {app['state']} (edit it instead)"
+                f"only an active application takes a revision; this one is {app.state} (edit it instead)"
             )
-        if app["revision_state"] == UNDER_REVIEW:
+        if app.revision_state == UNDER_REVIEW:
             raise InvalidTransition("a revision of this application is already under review")
         new_uris = list(dict.fromkeys(redirect_uris))
         new_scopes = scope_rules.parse(" ".join(scopes))
         if "openid" not in new_scopes:
             new_scopes.insert(0, "openid")
-        self._check_config(app["type"], name, new_uris, new_scopes, sector_identifier_uri)
+        self._check_config(app.type, name, new_uris, new_scopes, sector_identifier_uri)
         now = _now()
         revision = {
             "name": name.strip(),
@@ -55,60 +56,65 @@ class RevisionsMixin:
             "submitted_at": now,
             "submitted_by": actor,
         }
-        self._revision_step(
-            app, (None, REJECTED), {"revision": revision, "revision_state": UNDER_REVIEW}, "revision_submit", actor
-        )
-        return self.show(client_id)
+        await self._revision_step(app, (None, REJECTED), revision, UNDER_REVIEW, "revision_submit", actor)
+        return await self.show(client_id)
 
-    def approve_revision(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
+    async def approve_revision(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
         """Replace the active configuration with the revision (sensitive scopes as granted)."""
-        self._reviewer(client_id, by)
-        app = self.get(client_id)
-        revision = app["revision"] or {}
-        if app["state"] != ACTIVE or app["revision_state"] != UNDER_REVIEW:
+        await self._reviewer(client_id, by)
+        app = await self.get(client_id)
+        revision = app.revision or {}
+        if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
-        granted = scope_rules.grantable(list(revision["scopes"]), self._approved_sensitive(revision, grant_scopes))
-        values = {k: revision[k] for k in ("name", "description", "redirect_uris", "scopes", "justifications")}
-        values.update(
-            sector_identifier_uri=revision["sector_identifier_uri"],
-            granted_scopes=granted,
-            revision=None,
-            revision_state=None,
+        granted = scope_rules.grantable(
+            list(revision["scopes"]), self._approved_sensitive(revision["scopes"], grant_scopes)
         )
-        self._revision_step(app, (UNDER_REVIEW,), values, "revision_approve", by)
-        return self.show(client_id)
+        config = ClientConfig(
+            name=revision["name"],
+            description=revision["description"],
+            redirect_uris=revision["redirect_uris"],
+            scopes=revision["scopes"],
+            justifications=revision["justifications"],
+            sector_identifier_uri=revision["sector_identifier_uri"],
+        )
+        event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())
+        if not await self._store.apply_revision(UNDER_REVIEW, config, granted, event):
+            raise InvalidTransition("the application changed while you were working; reload and try again")
+        return await self.show(client_id)
 
-    def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
-        self._reviewer(client_id, by)
-        app = self.get(client_id)
-        if app["state"] != ACTIVE or app["revision_state"] != UNDER_REVIEW:
+    async def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
+        await self._reviewer(client_id, by)
+        app = await self.get(client_id)
+        if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
         feedback = _check_feedback(feedback)
-        self._revision_step(app, (UNDER_REVIEW,), {"revision_state": REJECTED}, "revision_reject", by, feedback)
-        return self.show(client_id)
+        await self._revision_step(app, (UNDER_REVIEW,), app.revision, REJECTED, "revision_reject", by, feedback)
+        return await self.show(client_id)
 
     @staticmethod
-    def _approved_sensitive(config: dict, grant_scopes: list[str] | None) -> list[str] | None:
+    def _approved_sensitive(requested: list[str] | tuple[str, ...], grant_scopes: list[str] | None) -> list[str] | None:
         if grant_scopes is None:
             return None
         approved = [s for s in grant_scopes if s in scope_rules.SENSITIVE]
-        not_requested = [s for s in approved if s not in config["scopes"]]
+        not_requested = [s for s in approved if s not in requested]
         if not_requested:
             raise ValidationFailed(f"cannot grant scopes the app did not request: {', '.join(not_requested)}")
         return approved
 
-    def _revision_step(
-        self, app: dict, from_states: tuple, values: dict, action: str, actor: str | None, feedback: str | None = None
+    async def _revision_step(
+        self,
+        app,
+        from_states: tuple,
+        revision,
+        revision_state: str,
+        action: str,
+        actor: str | None,
+        feedback: str | None = None,
     ) -> None:
-        now = _now()
-        event = {
-            "client_id": app["client_id"],
-            "actor": actor,
-            "action": action,
-            "from_state": ACTIVE,
-            "to_state": ACTIVE,
-            "feedback": feedback,
-            "at": now,
-        }
-        if not self._store.clients.update_revision(app["client_id"], from_states, {**values, "updated_at": now}, event):
+        """Set the pending revision and its state, if the app's revision is still in the state it
+        was read in (one of `from_states`); audited."""
+        if app.revision_state not in from_states:
+            raise InvalidTransition("the application changed while you were working; reload and try again")
+        event = ClientEvent(None, app.client_id, actor, action, ACTIVE, ACTIVE, feedback, _now())
+        if not await self._store.set_revision(app.revision_state, revision, revision_state, event):
             raise InvalidTransition("the application changed while you were working; reload and try again")

@@ -1,6 +1,7 @@
 """The review workflow: draft → under_review → approved → active; under_review → rejected
 (feedback required) → edit → under_review; active ⇄ suspended. Every transition is one atomic
-conditional UPDATE plus an audit event."""
+conditional UPDATE plus an audit event, through the async store (the portal, the console, the
+API and the CLI all come here)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.pairwise import web_hosts
 from campusid.idp.protocol.redirect_uri import registration_problem
-from campusid.idp.store import Store
-from campusid.idp.store.repos import Conflict
+from campusid.idp.store import Conflict, Store
+from campusid.idp.store.rows import Client, ClientConfig, ClientEvent, User
 
 __all__ = [
     "AppError",
@@ -61,41 +62,41 @@ class AppService(RevisionsMixin, QueriesMixin):
         self._store = store
 
     # -- reading --------------------------------------------------------------------------
-    def get(self, client_id: str) -> dict:
-        app = self._store.clients.get(client_id)
+    async def get(self, client_id: str) -> Client:
+        app = await self._store.client(client_id)
         if app is None:
             raise NotFound(f"no application with client_id {client_id!r}")
         return app
 
-    def show(self, client_id: str) -> dict:
-        """The app as `apps show --json` prints it (DESIGN 3.6)."""
-        app = self.get(client_id)
-        owner = self._store.users.by_id(app["owner_id"])
+    async def show(self, client_id: str) -> dict:
+        """The app as `apps show --json` prints it."""
+        app = await self.get(client_id)
+        owner = await self._store.user(app.owner_id)
         return {
-            "client_id": app["client_id"],
-            "name": app["name"],
-            "description": app["description"],
-            "type": app["type"],
-            "state": app["state"],
-            "redirect_uris": list(app["redirect_uris"]),
-            "scopes": list(app["scopes"]),
-            "granted_scopes": list(app["granted_scopes"]),
-            "sector_identifier_uri": app["sector_identifier_uri"],
-            "justifications": dict(app["justifications"] or {}),
+            "client_id": app.client_id,
+            "name": app.name,
+            "description": app.description,
+            "type": app.type,
+            "state": app.state,
+            "redirect_uris": list(app.redirect_uris),
+            "scopes": list(app.scopes),
+            "granted_scopes": list(app.granted_scopes),
+            "sector_identifier_uri": app.sector_identifier_uri,
+            "justifications": dict(app.justifications or {}),
             "revision": _revision_view(app),
-            "token_endpoint_auth_method": "client_secret_basic" if app["type"] == "web" else "none",
-            "owner": owner["username"] if owner else None,
-            "created_at": app["created_at"],
-            "updated_at": app["updated_at"],
+            "token_endpoint_auth_method": "client_secret_basic" if app.type == "web" else "none",
+            "owner": owner.username if owner else None,
+            "created_at": app.created_at,
+            "updated_at": app.updated_at,
             "history": [
                 {k: v for k, v in _event_view(e).items() if k != "client_id"}
-                for e in self._store.clients.events(client_id)
+                for e in await self._store.client_events(client_id)
             ],
         }
 
     # -- validation -----------------------------------------------------------------------
-    def _user(self, username: str, what: str) -> dict:
-        user = self._store.users.by_username(username)
+    async def _user(self, username: str, what: str) -> User:
+        user = await self._store.user_by_username(username)
         if user is None:
             raise ValidationFailed(f"{what} {username!r} is not a known user")
         return user
@@ -127,7 +128,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             raise ValidationFailed("redirect URIs span several hosts: register a sector_identifier_uri (OIDC Core 8.1)")
 
     # -- transitions ----------------------------------------------------------------------
-    def create(
+    async def create(
         self,
         *,
         name: str,
@@ -150,46 +151,39 @@ class AppService(RevisionsMixin, QueriesMixin):
         redirect_uris = list(dict.fromkeys(redirect_uris))
         self._check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
         reasons = _check_justifications(requested, justifications) if justifications is not None else {}
-        owner_row = self._user(owner, "owner")
+        owner_row = await self._user(owner, "owner")
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
         elif not _CLIENT_ID.match(client_id) or _SUB_SHAPE.match(client_id):
             raise ValidationFailed("client_id must be 3-64 letters, digits, '.', '_' or '-'")
         secret = new_token(32) if app_type == "web" else None
         now = _now()
-        row = {
-            "client_id": client_id,
-            "name": name.strip(),
-            "description": description or "",
-            "type": app_type,
-            "state": DRAFT,
-            "secret_hash": token_hash(secret) if secret else None,
-            "redirect_uris": redirect_uris,
-            "scopes": requested,
-            "granted_scopes": [],
-            "justifications": reasons,
-            "sector_identifier_uri": sector_identifier_uri,
-            "revision": None,
-            "owner_id": owner_row["id"],
-            "created_at": now,
-            "updated_at": now,
-        }
-        event = {
-            "client_id": client_id,
-            "actor": owner,
-            "action": "create",
-            "from_state": None,
-            "to_state": DRAFT,
-            "feedback": None,
-            "at": now,
-        }
+        row = Client(
+            client_id=client_id,
+            name=name.strip(),
+            description=description or "",
+            type=app_type,
+            state=DRAFT,
+            secret_hash=token_hash(secret) if secret else None,
+            redirect_uris=tuple(redirect_uris),
+            scopes=tuple(requested),
+            granted_scopes=(),
+            justifications=reasons,
+            sector_identifier_uri=sector_identifier_uri,
+            revision=None,
+            revision_state=None,
+            owner_id=owner_row.id,
+            created_at=now,
+            updated_at=now,
+        )
+        event = ClientEvent(None, client_id, owner, "create", None, DRAFT, None, now)
         try:
-            self._store.clients.create(row, event)
+            await self._store.create_client(row, event)
         except Conflict:
             raise InvalidTransition(f"an application with client_id {client_id!r} exists") from None
-        return self.show(client_id), secret
+        return await self.show(client_id), secret
 
-    def _transition(
+    async def _transition(
         self,
         client_id: str,
         from_states: tuple[str, ...],
@@ -197,35 +191,32 @@ class AppService(RevisionsMixin, QueriesMixin):
         action: str,
         actor: str | None,
         feedback: str | None = None,
-        **values,
+        *,
+        granted_scopes: list[str] | None = None,
+        config: ClientConfig | None = None,
+        secret_hash: str | None = None,
     ) -> dict:
-        app = self.get(client_id)
-        if app["state"] not in from_states:
+        """One step of the review workflow: allowed only from `from_states`, and applied only if
+        the app is still in the state it was read in (else InvalidTransition); audited."""
+        app = await self.get(client_id)
+        if app.state not in from_states:
             raise InvalidTransition(
-                f"cannot {action} an application that is {app['state']} (only from {' or '.join(from_states)})"
+                f"cannot {action} an application that is {app.state} (only from {' or '.join(from_states)})"
             )
-        now = _now()
-        ok = self._store.clients.transition(
-            client_id,
-            from_states,
-            {"state": to_state, "updated_at": now, **values},
-            {
-                "client_id": client_id,
-                "actor": actor,
-                "action": action,
-                "from_state": app["state"],
-                "to_state": to_state,
-                "feedback": feedback,
-                "at": now,
-            },
-        )
+        event = ClientEvent(None, client_id, actor, action, app.state, to_state, feedback, _now())
+        if config is not None:
+            ok = await self._store.edit_client(config, event)
+        elif secret_hash is not None:
+            ok = await self._store.set_client_secret(secret_hash, event)
+        else:
+            ok = await self._store.move_client(event, granted_scopes=granted_scopes)
         if not ok:
             raise InvalidTransition(
-                f"the application changed state while you were working; it is no longer {app['state']}"
+                f"the application changed state while you were working; it is no longer {app.state}"
             )
-        return self.show(client_id)
+        return await self.show(client_id)
 
-    def edit(
+    async def edit(
         self,
         client_id: str,
         *,
@@ -237,70 +228,70 @@ class AppService(RevisionsMixin, QueriesMixin):
         sector_identifier_uri: str | None = None,
         justifications: dict[str, str] | None = None,
     ) -> dict:
-        app = self.get(client_id)
-        if app["state"] not in EDITABLE:
-            raise InvalidTransition(f"cannot edit an application that is {app['state']} (only draft or rejected)")
-        new_name = name if name is not None else app["name"]
-        new_uris = list(dict.fromkeys(redirect_uris)) if redirect_uris is not None else list(app["redirect_uris"])
-        new_scopes = scope_rules.parse(" ".join(scopes)) if scopes is not None else list(app["scopes"])
+        app = await self.get(client_id)
+        if app.state not in EDITABLE:
+            raise InvalidTransition(f"cannot edit an application that is {app.state} (only draft or rejected)")
+        new_name = name if name is not None else app.name
+        new_uris = list(dict.fromkeys(redirect_uris)) if redirect_uris is not None else list(app.redirect_uris)
+        new_scopes = scope_rules.parse(" ".join(scopes)) if scopes is not None else list(app.scopes)
         if "openid" not in new_scopes:
             new_scopes.insert(0, "openid")
-        sector = sector_identifier_uri if sector_identifier_uri is not None else app["sector_identifier_uri"]
-        self._check_config(app["type"], new_name, new_uris, new_scopes, sector)
-        values = {
-            "name": new_name.strip(),
-            "redirect_uris": new_uris,
-            "scopes": new_scopes,
-            "sector_identifier_uri": sector,
-        }
-        if description is not None:
-            values["description"] = description
-        if justifications is not None:
-            values["justifications"] = _check_justifications(new_scopes, justifications)
-        return self._transition(client_id, (app["state"],), app["state"], "edit", actor, **values)
+        sector = sector_identifier_uri if sector_identifier_uri is not None else app.sector_identifier_uri
+        self._check_config(app.type, new_name, new_uris, new_scopes, sector)
+        config = ClientConfig(
+            name=new_name.strip(),
+            description=description if description is not None else app.description,
+            redirect_uris=new_uris,
+            scopes=new_scopes,
+            justifications=(
+                _check_justifications(new_scopes, justifications) if justifications is not None else app.justifications
+            ),
+            sector_identifier_uri=sector,
+        )
+        return await self._transition(client_id, (app.state,), app.state, "edit", actor, config=config)
 
-    def submit(self, client_id: str, actor: str | None = None) -> dict:
-        return self._transition(client_id, EDITABLE, UNDER_REVIEW, "submit", actor)
+    async def submit(self, client_id: str, actor: str | None = None) -> dict:
+        return await self._transition(client_id, EDITABLE, UNDER_REVIEW, "submit", actor)
 
-    def _reviewer(self, client_id: str, by: str) -> dict:
-        reviewer = self._user(by, "reviewer")
-        if reviewer["role"] != "admin":
+    async def _reviewer(self, client_id: str, by: str) -> User:
+        reviewer = await self._user(by, "reviewer")
+        if reviewer.role != "admin":
             raise Forbidden(f"{by!r} is not an admin; only admins review applications")
-        if reviewer["id"] == self.get(client_id)["owner_id"]:
+        if reviewer.id == (await self.get(client_id)).owner_id:
             raise Forbidden("nobody reviews their own application")
         return reviewer
 
-    def approve(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
-        self._reviewer(client_id, by)
-        app = self.get(client_id)
-        approved_sensitive = self._approved_sensitive(app, grant_scopes)
-        granted = scope_rules.grantable(list(app["scopes"]), approved_sensitive)
-        return self._transition(
+    async def approve(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
+        await self._reviewer(client_id, by)
+        app = await self.get(client_id)
+        approved_sensitive = self._approved_sensitive(app.scopes, grant_scopes)
+        granted = scope_rules.grantable(list(app.scopes), approved_sensitive)
+        return await self._transition(
             client_id, (UNDER_REVIEW,), APPROVED, "approve", by, feedback=None, granted_scopes=granted
         )
 
-    def reject(self, client_id: str, by: str, feedback: str) -> dict:
-        self._reviewer(client_id, by)
+    async def reject(self, client_id: str, by: str, feedback: str) -> dict:
+        await self._reviewer(client_id, by)
         feedback = _check_feedback(feedback)
-        return self._transition(client_id, (UNDER_REVIEW,), REJECTED, "reject", by, feedback=feedback)
+        return await self._transition(client_id, (UNDER_REVIEW,), REJECTED, "reject", by, feedback=feedback)
 
-    def activate(self, client_id: str, actor: str | None = None) -> dict:
-        return self._transition(client_id, (APPROVED,), ACTIVE, "activate", actor)
+    async def activate(self, client_id: str, actor: str | None = None) -> dict:
+        return await self._transition(client_id, (APPROVED,), ACTIVE, "activate", actor)
 
-    def suspend(self, client_id: str, by: str, reason: str | None = None) -> dict:
-        self._reviewer(client_id, by)
-        return self._transition(client_id, (ACTIVE,), SUSPENDED, "suspend", by, feedback=reason)
+    async def suspend(self, client_id: str, by: str, reason: str | None = None) -> dict:
+        await self._reviewer(client_id, by)
+        return await self._transition(client_id, (ACTIVE,), SUSPENDED, "suspend", by, feedback=reason)
 
-    def reinstate(self, client_id: str, by: str) -> dict:
-        self._reviewer(client_id, by)
-        return self._transition(client_id, (SUSPENDED,), ACTIVE, "reinstate", by)
+    async def reinstate(self, client_id: str, by: str) -> dict:
+        await self._reviewer(client_id, by)
+        return await self._transition(client_id, (SUSPENDED,), ACTIVE, "reinstate", by)
 
-    def rotate_secret(self, client_id: str, actor: str | None = None) -> str:
-        app = self.get(client_id)
-        if app["type"] != "web":
+    async def rotate_secret(self, client_id: str, actor: str | None = None) -> str:
+        app = await self.get(client_id)
+        if app.type != "web":
             raise InvalidTransition("native applications are public clients and have no secret")
         secret = new_token(32)
-        self._transition(
-            client_id, (app["state"],), app["state"], "rotate_secret", actor, secret_hash=token_hash(secret)
+        await self._transition(
+            client_id, (app.state,), app.state, "rotate_secret", actor, secret_hash=token_hash(secret)
         )
         return secret

@@ -25,7 +25,7 @@ def _app_url(ctx: Context, client_id: str, done: str | None = None) -> str:
     return ctx.path(f"/developer/apps/{client_id}") + (f"?done={done}" if done else "")
 
 
-def _detail(
+async def _detail(
     ctx: Context,
     viewer: Viewer,
     client_id: str,
@@ -34,7 +34,7 @@ def _detail(
     done: str | None = None,
     error: str | None = None,
 ) -> Response:
-    app = ctx.apps.show(client_id)
+    app = await ctx.apps.show(client_id)
     state = app["state"]
     revision = app["revision"]
     return render(
@@ -60,15 +60,15 @@ def _detail(
 
 async def index(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
         return denied
-    return render(ctx, viewer, "portal/index.html", apps=ctx.apps.list_owned(viewer.username))
+    return render(ctx, viewer, "portal/index.html", apps=await ctx.apps.list_owned(viewer.username))
 
 
 async def new_form(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
         return denied
     return _form(ctx, viewer, "new", views.form_state({"scopes": ["openid", "profile"]}))
@@ -103,7 +103,7 @@ def _form(
 
 async def create(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
         return denied
     form, refused = await posted_form(ctx, request, viewer)
@@ -112,23 +112,23 @@ async def create(request: Request) -> Response:
     config = views.form_config(form)
     app_type = form.get("type", "")
     try:
-        app, secret = ctx.apps.create(app_type=app_type, owner=viewer.username, **config)
+        app, secret = await ctx.apps.create(app_type=app_type, owner=viewer.username, **config)
     except ValidationFailed as exc:
         return _form(ctx, viewer, "new", views.form_state(config, app_type), error=exc.message, status=422)
     except AppError as exc:
         return app_error(ctx, viewer, exc)
     # The secret goes into this one response body only: never a URL, never stored in clear.
-    return _detail(ctx, viewer, app["client_id"], status=201, secret=secret, done="created")
+    return await _detail(ctx, viewer, app["client_id"], status=201, secret=secret, done="created")
 
 
-def _own_app(ctx, request: Request):
+async def _own_app(ctx, request: Request):
     """(viewer, client_id, None) when a signed-in developer owns the app in the path, else a refusal page."""
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
         return None, None, denied
     client_id = request.path_params["client_id"]
     try:
-        ctx.apps.owned(client_id, viewer.username)
+        await ctx.apps.owned(client_id, viewer.username)
     except AppError as exc:
         return viewer, client_id, app_error(ctx, viewer, exc, back=ctx.path("/developer"))
     return viewer, client_id, None
@@ -136,10 +136,10 @@ def _own_app(ctx, request: Request):
 
 async def detail(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, client_id, refused = _own_app(ctx, request)
+    viewer, client_id, refused = await _own_app(ctx, request)
     if refused:
         return refused
-    return _detail(ctx, viewer, client_id, done=request.query_params.get("done"))
+    return await _detail(ctx, viewer, client_id, done=request.query_params.get("done"))
 
 
 def _edit_mode(app: dict) -> str | None:
@@ -152,10 +152,10 @@ def _edit_mode(app: dict) -> str | None:
 
 async def edit_form(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, client_id, refused = _own_app(ctx, request)
+    viewer, client_id, refused = await _own_app(ctx, request)
     if refused:
         return refused
-    app = ctx.apps.show(client_id)
+    app = await ctx.apps.show(client_id)
     mode = _edit_mode(app)
     if mode is None:
         return problem(
@@ -171,7 +171,7 @@ async def edit_form(request: Request) -> Response:
 
 async def edit(request: Request) -> Response:
     ctx = _ctx(request)
-    viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
     if denied:
         return denied
     form, refused = await posted_form(ctx, request, viewer)
@@ -180,15 +180,15 @@ async def edit(request: Request) -> Response:
     client_id = request.path_params["client_id"]
     back = _app_url(ctx, client_id)
     try:
-        ctx.apps.owned(client_id, viewer.username)
-        app = ctx.apps.show(client_id)
+        await ctx.apps.owned(client_id, viewer.username)
+        app = await ctx.apps.show(client_id)
         config = views.form_config(form)
         mode = _edit_mode(app) or "edit"
         try:
             if mode == "change":
-                ctx.apps.propose_revision(client_id, actor=viewer.username, **config)
+                await ctx.apps.propose_revision(client_id, actor=viewer.username, **config)
             else:
-                ctx.apps.edit(client_id, actor=viewer.username, **config)
+                await ctx.apps.edit(client_id, actor=viewer.username, **config)
         except ValidationFailed as exc:
             return _form(
                 ctx, viewer, mode, views.form_state(config, app["type"]), app=app, error=exc.message, status=422
@@ -201,7 +201,7 @@ async def edit(request: Request) -> Response:
 def _step(action: str, done: str):
     async def handler(request: Request) -> Response:
         ctx = _ctx(request)
-        viewer, denied = guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
+        viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
         if denied:
             return denied
         _form_data, refused = await posted_form(ctx, request, viewer)
@@ -209,11 +209,11 @@ def _step(action: str, done: str):
             return refused
         client_id = request.path_params["client_id"]
         try:
-            ctx.apps.owned(client_id, viewer.username)
+            await ctx.apps.owned(client_id, viewer.username)
             if action == "rotate":
-                secret = ctx.apps.rotate_secret(client_id, actor=viewer.username)
-                return _detail(ctx, viewer, client_id, secret=secret, done=done)
-            getattr(ctx.apps, action)(client_id, actor=viewer.username)
+                secret = await ctx.apps.rotate_secret(client_id, actor=viewer.username)
+                return await _detail(ctx, viewer, client_id, secret=secret, done=done)
+            await getattr(ctx.apps, action)(client_id, actor=viewer.username)
         except AppError as exc:
             return app_error(ctx, viewer, exc, back=_app_url(ctx, client_id))
         return see_other(_app_url(ctx, client_id, done))

@@ -14,9 +14,10 @@ from starlette.responses import RedirectResponse, Response
 from campusid.idp import i18n
 from campusid.idp.apps import AppError
 from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import page, read_form
-from campusid.idp.web.sessions import csrf_ok, csrf_token, current_session
+from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 DEVELOPER_ROLES = ("developer", "admin")
 ADMIN_ROLES = ("admin",)
@@ -26,19 +27,19 @@ ADMIN_ROLES = ("admin",)
 class Viewer:
     """The signed-in user looking at a page, in their language, with the CSRF token for its forms."""
 
-    user: dict
-    session: dict
+    user: User
+    session: CurrentSession
     lang: str
     t: Callable[[str], str]
     purpose: str
 
     @property
     def username(self) -> str:
-        return self.user["username"]
+        return self.user.username
 
     @property
     def is_admin(self) -> bool:
-        return self.user["role"] == "admin"
+        return self.user.role == "admin"
 
 
 def language(request: Request) -> tuple[str, Callable[[str], str]]:
@@ -54,19 +55,19 @@ def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
-def guard(
+async def guard(
     ctx: Context, request: Request, roles: tuple[str, ...], purpose: str
 ) -> tuple[Viewer | None, Response | None]:
     """(viewer, None) when the session's user has one of `roles`; otherwise (None, response):
     a 303 to the IdP's own login page (signed out) or a 403 page (wrong role)."""
-    session = current_session(ctx, request)
-    user = ctx.store.users.by_id(session["user_id"]) if session else None
+    session = await current_session(ctx, request)
+    user = await ctx.store.user(session.user_id) if session else None
     lang, t = language(request)
     if session is None or user is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return None, see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
     viewer = Viewer(user=user, session=session, lang=lang, t=t, purpose=purpose)
-    if user["role"] not in roles:
+    if user.role not in roles:
         key = "admin.not_admin" if roles == ADMIN_ROLES else "portal.not_developer"
         return None, problem(ctx, viewer, 403, t(key))
     return viewer, None
@@ -80,7 +81,7 @@ def render(ctx: Context, viewer: Viewer, template: str, status: int = 200, **val
         lang=viewer.lang,
         t=viewer.t,
         me=viewer.user,
-        csrf=csrf_token(ctx, viewer.purpose, viewer.session["raw_id"]),
+        csrf=csrf_token(ctx, viewer.purpose, viewer.session.raw_id),
         when=when,
         **values,
     )
@@ -110,6 +111,6 @@ async def posted_form(ctx: Context, request: Request, viewer: Viewer) -> tuple[d
         form = await read_form(request)
     except OAuthError as exc:
         return None, problem(ctx, viewer, 400, exc.description or viewer.t("err.400"))
-    if not csrf_ok(ctx, viewer.purpose, viewer.session["raw_id"], form.get("csrf_token")):
+    if not csrf_ok(ctx, viewer.purpose, viewer.session.raw_id, form.get("csrf_token")):
         return None, problem(ctx, viewer, 403, viewer.t("err.csrf"))
     return form, None

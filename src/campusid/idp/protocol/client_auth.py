@@ -13,6 +13,7 @@ import binascii
 from campusid.idp.crypto import equal, token_hash
 from campusid.idp.protocol.errors import InvalidClient, InvalidRequest
 from campusid.idp.protocol.params import decode_component
+from campusid.idp.store.rows import Client
 
 
 def parse_basic(header: str) -> tuple[str, str]:
@@ -54,25 +55,25 @@ def credentials(authorization: str | None, form: dict[str, str]) -> tuple[str, s
     return client_id, None
 
 
-def verify(client: dict | None, secret: str | None) -> dict:
+def verify(client: Client | None, secret: str | None) -> Client:
     """The client the credentials name, if they authenticate it and it is active; else InvalidClient."""
     if secret is not None:
-        if client is None or client["type"] != "web" or not client["secret_hash"]:
+        if client is None or client.type != "web" or not client.secret_hash:
             equal(token_hash(secret), "0" * 64)  # same work as a real comparison
             raise InvalidClient("client authentication failed")
-        if not equal(token_hash(secret), client["secret_hash"]):
+        if not equal(token_hash(secret), client.secret_hash):
             raise InvalidClient("client authentication failed")
     else:
         if client is None:
             raise InvalidClient("client authentication failed")
-        if client["type"] != "native":
+        if client.type != "native":
             raise InvalidClient("this client must authenticate with HTTP Basic (client_secret_basic)")
-    if client["state"] != "active":
+    if client.state != "active":
         raise InvalidClient("this application is not active")
     return client
 
 
-async def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> dict:
+async def authenticate(lookup, authorization: str | None, form: dict[str, str]) -> Client:
     """Return the authenticated client or raise InvalidClient; `await lookup(client_id)` reads the store."""
     client_id, secret = credentials(authorization, form)
     return verify(await lookup(client_id), secret)

@@ -12,12 +12,13 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from campusid.idp.crypto import b64url, derive_key
+from campusid.idp.store.rows import Client
 
 
-def sector_of(client: dict) -> str:
+def sector_of(client: Client) -> str:
     """The host of the sector_identifier_uri, else the single host of the https redirect URIs,
     else the client_id (native clients on loopback or private-use schemes)."""
-    return _sector(client["client_id"], client.get("sector_identifier_uri"), tuple(client.get("redirect_uris") or ()))
+    return _sector(client.client_id, client.sector_identifier_uri, tuple(client.redirect_uris))
 
 
 @lru_cache(maxsize=1024)
@@ -43,5 +44,5 @@ class PairwiseSubjects:
         mac = hmac.new(self._key, f"{sector}|{user_id}".encode(), hashlib.sha256).digest()
         return b64url(mac)
 
-    def for_client(self, client: dict, user_id: str) -> str:
+    def for_client(self, client: Client, user_id: str) -> str:
         return self.sub(sector_of(client), user_id)

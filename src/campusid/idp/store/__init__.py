@@ -1,6 +1,7 @@
-"""Storage behind a narrow interface: protocol code calls these repositories, never SQL."""
+"""Storage behind one async interface (`Store`): protocol code calls its methods, never SQL."""
 
-from campusid.idp.store.db import Store, open_store
-from campusid.idp.store.errors import StoreError, StoreUnavailable
+from campusid.idp.store.db import open_store
+from campusid.idp.store.errors import Conflict, StoreError, StoreUnavailable
+from campusid.idp.store.store import Store
 
-__all__ = ["Store", "StoreError", "StoreUnavailable", "open_store"]
+__all__ = ["Conflict", "Store", "StoreError", "StoreUnavailable", "open_store"]

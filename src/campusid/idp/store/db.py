@@ -1,4 +1,5 @@
-"""Engine creation, migrations on first use, and the `Store` that groups the repositories."""
+"""Opening the store: migrations on first use (Alembic, through a synchronous SQLAlchemy engine
+that exists only for them), then the async store for the database the URL names."""
 
 from __future__ import annotations
 
@@ -7,22 +8,12 @@ import fcntl
 import logging
 from pathlib import Path
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
 from campusid.idp.store.errors import StoreError
-from campusid.idp.store.hot import hot_path_for
-from campusid.idp.store.repos import (
-    ClientRepo,
-    ConsentRepo,
-    GradeRepo,
-    GrantRepo,
-    InteractionRepo,
-    KeyRepo,
-    SessionRepo,
-    UserRepo,
-)
+from campusid.idp.store.store import Store
 
 log = logging.getLogger("campusid.store")
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -38,16 +29,17 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
 
 
 def make_engine(url: str) -> Engine:
+    """The synchronous engine Alembic migrates with (and tests inspect with); never used by requests."""
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, pool_size=8, max_overflow=16, connect_args={"check_same_thread": False})
+        engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    # No pre-ping: it would add a round trip to every checkout. A connection the server dropped
-    # fails one request and SQLAlchemy then invalidates the pool; pool_recycle retires old ones.
-    return create_engine(url, pool_size=8, max_overflow=16, pool_recycle=1800)
+    # Pre-ping: after a PostgreSQL restart the first migration or inspection must not fail on a
+    # connection the server closed; these are rare, so the extra round trip costs nothing.
+    return create_engine(url, pool_size=2, max_overflow=2, pool_pre_ping=True, pool_recycle=1800)
 
 
 @contextlib.contextmanager
@@ -92,28 +84,27 @@ def upgrade(engine: Engine, data_dir: Path) -> str:
     return head
 
 
-class Store:
-    """Every repository over one engine, and the async hot path over the same database."""
+def store_for(database_url: str) -> Store:
+    """The async store for a SQLAlchemy URL (its statements compiled for that database)."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "postgresql":
+        from campusid.idp.store.postgres import PostgresDatabase, PostgresStore
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.users = UserRepo(engine)
-        self.clients = ClientRepo(engine)
-        self.keys = KeyRepo(engine)
-        self.sessions = SessionRepo(engine)
-        self.interactions = InteractionRepo(engine)
-        self.grants = GrantRepo(engine)
-        self.consents = ConsentRepo(engine)
-        self.grades = GradeRepo(engine)
-        self.hot = hot_path_for(engine.url)
+        dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return PostgresStore(PostgresDatabase(dsn))
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        from campusid.idp.store.sqlite import SQLiteDatabase, SQLiteStore
 
-    def close(self) -> None:
-        self.hot.backend.close()
-        self.engine.dispose()
+        return SQLiteStore(SQLiteDatabase(url.database))
+    raise StoreError(f"unsupported database URL {url.render_as_string()!r}: use sqlite:///FILE or postgresql://…")
 
 
 def open_store(database_url: str, data_dir: Path, migrate: bool = True) -> Store:
-    engine = make_engine(database_url)
+    """Migrate the database (unless `migrate` is False) and return its store."""
     if migrate:
-        upgrade(engine, data_dir)
-    return Store(engine)
+        engine = make_engine(database_url)
+        try:
+            upgrade(engine, data_dir)
+        finally:
+            engine.dispose()
+    return store_for(database_url)

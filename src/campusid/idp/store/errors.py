@@ -15,3 +15,7 @@ class StoreUnavailable(StoreError):
     the request may be retried once the database is back."""
 
     retry_after = 5
+
+
+class Conflict(StoreError):
+    """A unique value is taken (a username, a student number, a client_id)."""

@@ -26,10 +26,11 @@ from campusid.idp.protocol.errors import (
 )
 from campusid.idp.protocol.params import MAX_PARAMS, decode_component
 from campusid.idp.protocol.redirect_uri import matches_registered
+from campusid.idp.store.rows import AuthorizeContext, Client, Grant
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, is_form, read_body
 from campusid.idp.web.login_form import login_page
-from campusid.idp.web.sessions import begin_interaction, new_interaction_id, session_cookie
+from campusid.idp.web.sessions import begin_interaction, new_interaction, session_cookie
 
 PROMPTS = ("none", "login", "consent")
 
@@ -74,19 +75,20 @@ def requested_client_id(raw: dict[str, list[str]]) -> str:
     return client_id
 
 
-def check_client(client: dict | None) -> dict:
-    """Unknown or inactive clients never get a redirect (DESIGN 3.3)."""
-    if client is None:
+def check_client(context: AuthorizeContext | None) -> Client:
+    """Unknown or inactive clients never get a redirect (RFC 6749 4.1.2.1)."""
+    if context is None:
         raise BadAuthorizationRequest("The application that sent you here is not registered.")
-    if client["state"] != ACTIVE:
+    client = context.client
+    if client.state != ACTIVE:
         raise BadAuthorizationRequest("The application that sent you here is not active, so it cannot sign you in.")
     return client
 
 
-def check_redirect_uri(client: dict, raw: dict[str, list[str]]) -> str:
+def check_redirect_uri(client: Client, raw: dict[str, list[str]]) -> str:
     """Exact match, RFC 8252 7.3 loopback port exception for native clients; a missing one is unregistered."""
     redirect_uri = _single(raw, "redirect_uri", "return address (redirect_uri)")
-    if not redirect_uri or not matches_registered(redirect_uri, client["redirect_uris"], client["type"]):
+    if not redirect_uri or not matches_registered(redirect_uri, client.redirect_uris, client.type):
         raise BadAuthorizationRequest("The return address (redirect_uri) is not registered for this application.")
     return redirect_uri
 
@@ -111,11 +113,11 @@ def check_response_mode(params: dict[str, str]) -> None:
         raise InvalidRequest("only response_mode=query is supported")
 
 
-def check_scope(client: dict, params: dict[str, str]) -> list[str]:
+def check_scope(client: Client, params: dict[str, str]) -> list[str]:
     requested = scope_rules.parse(params.get("scope"))
     if "openid" not in requested:
         raise InvalidScope("scope must include openid")
-    allowed = set(client["granted_scopes"])
+    allowed = set(client.granted_scopes)
     refused = [s for s in requested if s not in allowed]
     if refused:
         raise InvalidScope(f"this application may not request: {' '.join(refused)}")
@@ -173,22 +175,27 @@ def _redirect(redirect_uri: str, params: dict[str, str]) -> Response:
     )
 
 
+def remembered_scopes(consent_scope: str | None) -> set[str]:
+    return set(consent_scope.split()) if consent_scope else set()
+
+
 def consent_needed(remembered: set[str], scopes: list[str], prompts: set[str]) -> bool:
-    """Asked the first time for a set of scopes, remembered after, forced by prompt=consent (DESIGN 3.3)."""
+    """Asked the first time for a set of scopes, remembered after, forced by prompt=consent
+    (OIDC Core 3.1.2.4)."""
     return "consent" in prompts or not set(scopes) <= remembered
 
 
-def needs_consent(ctx: Context, user_id: str, client: dict, scopes: list[str], prompts: set[str]) -> bool:
-    return consent_needed(ctx.store.consents.get(user_id, client["client_id"]), scopes, prompts)
+async def needs_consent(ctx: Context, user_id: str, client: Client, scopes: list[str], prompts: set[str]) -> bool:
+    return consent_needed(await ctx.store.consented_scopes(user_id, client.client_id), scopes, prompts)
 
 
-def code_grant(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> tuple[Response, dict | None]:
+def code_grant(ctx: Context, client: Client, req: dict, user_id: str, auth_time: int) -> tuple[Response, Grant | None]:
     """The redirect with a new single-use code and the grant row that binds it to client,
     redirect_uri, PKCE challenge, nonce, scopes, user and auth_time; the caller stores the row.
     Over the login frequency limit: the error redirect, and no row."""
     limiter = ctx.limiter
     if limiter is not None:
-        blocked = limiter.completed_login(user_id, client["client_id"])
+        blocked = limiter.completed_login(user_id, client.client_id)
         if blocked is not None:
             error = TemporarilyUnavailable(
                 "too many sign-ins to this application; try again later", retry_after=blocked
@@ -196,27 +203,29 @@ def code_grant(ctx: Context, client: dict, req: dict, user_id: str, auth_time: i
             return error_redirect(ctx, req["redirect_uri"], error, req["state"]), None
     code = new_token(32)
     now = int(time.time())
-    grant = {
-        "id": new_token(16),
-        "code_hash": token_hash(code),
-        "client_id": client["client_id"],
-        "user_id": user_id,
-        "redirect_uri": req["redirect_uri"],
-        "code_challenge": req["code_challenge"],
-        "nonce": req.get("nonce"),
-        "scope": " ".join(req["scopes"]),
-        "auth_time": auth_time,
-        "created_at": now,
-        "code_expires_at": now + ctx.settings.code_ttl,
-    }
+    grant = Grant(
+        id=new_token(16),
+        code_hash=token_hash(code),
+        client_id=client.client_id,
+        user_id=user_id,
+        redirect_uri=req["redirect_uri"],
+        code_challenge=req["code_challenge"],
+        nonce=req.get("nonce"),
+        scope=" ".join(req["scopes"]),
+        auth_time=auth_time,
+        created_at=now,
+        code_expires_at=now + ctx.settings.code_ttl,
+        code_used_at=None,
+        revoked_at=None,
+    )
     return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer}), grant
 
 
-async def issue_code(ctx: Context, client: dict, req: dict, user_id: str, auth_time: int) -> Response:
+async def issue_code(ctx: Context, client: Client, req: dict, user_id: str, auth_time: int) -> Response:
     """The redirect with a code, its grant stored (see code_grant)."""
     response, grant = code_grant(ctx, client, req, user_id, auth_time)
     if grant is not None:
-        await ctx.store.hot.create_grant(grant)
+        await ctx.store.create_grant(grant)
     return response
 
 
@@ -232,9 +241,9 @@ async def authorize(request: Request) -> Response:
     # One round trip: the client, this browser's live session and the user's consent for it.
     session_id = session_cookie(ctx, request)
     now = int(time.time())
-    row = await ctx.store.hot.authorize_context(client_id, token_hash(session_id) if session_id else None, now)
+    context = await ctx.store.authorize_context(client_id, token_hash(session_id) if session_id else None, now)
     try:
-        client = check_client(row)
+        client = check_client(context)
         redirect_uri = check_redirect_uri(client, raw)
     except BadAuthorizationRequest as exc:
         return error_page(ctx, exc.message)
@@ -255,8 +264,8 @@ async def authorize(request: Request) -> Response:
     except OAuthError as exc:
         return error_redirect(ctx, redirect_uri, exc, state)
     req = {
-        "client_id": client["client_id"],
-        "client_name": client["name"],  # shown on the login page without another lookup
+        "client_id": client.client_id,
+        "client_name": client.name,  # shown on the login page without another lookup
         "redirect_uri": redirect_uri,
         "state": state,
         "nonce": nonce,
@@ -265,16 +274,16 @@ async def authorize(request: Request) -> Response:
         "prompts": sorted(prompts),
         "max_age": max_age,
     }
-    return await decide(ctx, client, req, now)
+    return await decide(ctx, context, req, now)
 
 
-async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
+async def decide(ctx: Context, context: AuthorizeContext, req: dict, now: int) -> Response:
     """Interactions (OIDC Core 3.1.2.3): login when needed, consent when needed, else the code.
 
-    `client` carries the browser's live session (`session_user_id`, `session_auth_time`) and the
-    user's remembered consent (`consent_scope`), read with it in one statement."""
+    `context` carries the browser's live session and the user's remembered consent, read with
+    the client in one statement."""
     prompts = set(req["prompts"])
-    user_id, auth_time = client["session_user_id"], client["session_auth_time"]
+    user_id, auth_time = context.session_user_id, context.session_auth_time
     login_needed = (
         user_id is None
         or "login" in prompts
@@ -284,17 +293,16 @@ async def decide(ctx: Context, client: dict, req: dict, now: int) -> Response:
         if "none" in prompts:
             return error_redirect(ctx, req["redirect_uri"], LoginRequired("the user is not signed in"), req["state"])
         # The login form in this response: one request less per sign-in than a redirect to /login.
-        raw = new_interaction_id()
-        response = login_page(ctx, {"kind": "authorize", "params": req, "raw_id": raw})
-        await begin_interaction(ctx, response, "authorize", req, raw=raw)
+        pending = new_interaction(ctx, "authorize", req)
+        response = login_page(ctx, pending)
+        await begin_interaction(ctx, response, pending)
         return response
-    remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
-    if consent_needed(remembered, req["scopes"], prompts):
+    if consent_needed(remembered_scopes(context.consent_scope), req["scopes"], prompts):
         if "none" in prompts:
             return error_redirect(
                 ctx, req["redirect_uri"], ConsentRequired("the user has not approved this application"), req["state"]
             )
         response = RedirectResponse(ctx.path("/consent"), status_code=303, headers={"Cache-Control": "no-store"})
-        await begin_interaction(ctx, response, "authorize", req)
+        await begin_interaction(ctx, response, new_interaction(ctx, "authorize", req))
         return response
-    return await issue_code(ctx, client, req, user_id, auth_time)
+    return await issue_code(ctx, context.client, req, user_id, auth_time)

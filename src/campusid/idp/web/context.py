@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
 from campusid.idp.crypto import derive_key
 from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
+from campusid.idp.protocol.access_tokens import AccessTokenValidator
 from campusid.idp.protocol.pairwise import PairwiseSubjects
 from campusid.idp.protocol.tokens import TokenMinter
 from campusid.idp.ratelimit import Limiter
@@ -34,24 +32,9 @@ class Context:
     apps: AppService
     templates: Environment
     csrf_key: bytes
+    validator: AccessTokenValidator
     limiter: Limiter | None = None
     extra: dict = field(default_factory=dict)
-
-    _db_slots: anyio.CapacityLimiter | None = None
-
-    async def run_db(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a synchronous, database-bound step that is off the hot path (the hot statements
-        are async: `store.hot`).
-
-        SQLite answers in-process within microseconds, so it runs inline. A PostgreSQL round trip
-        would stall the event loop, so on PostgreSQL the step runs on a worker thread (psycopg
-        releases the GIL while it waits) and other requests use the CPU meanwhile.
-        """
-        if self.store.engine.dialect.name != "postgresql":
-            return fn(*args)
-        if self._db_slots is None:
-            self._db_slots = anyio.CapacityLimiter(16)
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._db_slots)
 
     @property
     def issuer(self) -> str:
@@ -67,8 +50,8 @@ class Context:
 
 
 def build_context(settings: Settings, store: Store) -> Context:
+    # The keys are read by the app's lifespan (or on first use, for a client without lifespan).
     keys = KeyManager(store, settings.secret_key, settings.jwks_max_age, settings.max_token_lifetime)
-    keys.ensure()
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -86,5 +69,6 @@ def build_context(settings: Settings, store: Store) -> Context:
         apps=AppService(store),
         templates=env,
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
+        validator=AccessTokenValidator(keys, store, settings.issuer.canonical),
         limiter=Limiter.from_settings(settings),
     )

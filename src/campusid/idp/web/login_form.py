@@ -8,26 +8,26 @@ from starlette.responses import Response
 
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import page
-from campusid.idp.web.sessions import csrf_token
+from campusid.idp.web.sessions import Pending, csrf_token
 
 
-def client_name(interaction: dict) -> str | None:
+def client_name(pending: Pending) -> str | None:
     """The application's name, as the authorization request that began the interaction found it."""
-    if interaction["kind"] != "authorize":
+    if pending.kind != "authorize":
         return None
-    return interaction["params"].get("client_name")
+    return pending.params.get("client_name")
 
 
 def login_page(
     ctx: Context,
-    interaction: dict,
+    pending: Pending,
     status: int = 200,
     error: str | None = None,
     username: str = "",
     headers: dict | None = None,
 ) -> Response:
-    """The form for `interaction` (its kind, params and `raw_id`, the cookie value its CSRF token
-    is bound to); it always posts to /login."""
+    """The form for a pending interaction (its CSRF token bound to the interaction's cookie
+    value); it always posts to /login."""
     return page(
         ctx,
         "login.html",
@@ -35,7 +35,7 @@ def login_page(
         headers=headers,
         error=error,
         username=username,
-        csrf=csrf_token(ctx, "login", interaction["raw_id"]),
-        client_name=client_name(interaction),
+        csrf=csrf_token(ctx, "login", pending.raw_id),
+        client_name=client_name(pending),
         action=ctx.path("/login"),
     )

@@ -1,4 +1,4 @@
-"""Login, consent and logout pages (DESIGN 3.8). Forms carry CSRF tokens bound to the
+"""Login, consent and logout pages. Forms carry CSRF tokens bound to the
 interaction (login, consent) or the session (logout); credential POSTs answer with 303."""
 
 from __future__ import annotations
@@ -11,11 +11,20 @@ from starlette.responses import RedirectResponse, Response
 
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
-from campusid.idp.web.authorize import code_grant, consent_needed, error_redirect, issue_code, needs_consent
+from campusid.idp.store.rows import Client
+from campusid.idp.web.authorize import (
+    code_grant,
+    consent_needed,
+    error_redirect,
+    issue_code,
+    needs_consent,
+    remembered_scopes,
+)
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, page, query_params, read_form
 from campusid.idp.web.login_form import login_page
 from campusid.idp.web.sessions import (
+    Pending,
     begin_interaction,
     clear_interaction_cookie,
     csrf_ok,
@@ -56,9 +65,9 @@ async def login_get(request: Request) -> Response:
         q = query_params(request)
     except OAuthError:
         q = {}
-    if interaction is None or ("next" in q and interaction["kind"] != "authorize"):
+    if interaction is None or ("next" in q and interaction.kind != "authorize"):
         response = _see_other(ctx.path("/login"))
-        await begin_interaction(ctx, response, "local", {"next": _local_next(ctx, q.get("next"))})
+        await begin_interaction(ctx, response, new_interaction(ctx, "local", {"next": _local_next(ctx, q.get("next"))}))
         return response
     return login_page(ctx, interaction)
 
@@ -71,7 +80,7 @@ async def login_post(request: Request) -> Response:
         form, form_error = {}, exc
     username = form.get("username", "").strip()
     password = form.get("password", "")
-    # One statement: the interaction and the user the form names (DESIGN 6: no avoidable round trips).
+    # One statement: the interaction and the user the form names (no avoidable round trips).
     interaction = await current_interaction(
         ctx, request, login_username=username if len(username) <= MAX_USERNAME else ""
     )
@@ -81,7 +90,7 @@ async def login_post(request: Request) -> Response:
         )
     if form_error is not None:
         return login_page(ctx, interaction, 400, error=form_error.description or "The form could not be read.")
-    if not csrf_ok(ctx, "login", interaction["raw_id"], form.get("csrf_token")):
+    if not csrf_ok(ctx, "login", interaction.raw_id, form.get("csrf_token")):
         return login_page(
             ctx, interaction, 403, error="The form expired or was not sent from this page. Please try again."
         )
@@ -101,7 +110,7 @@ async def login_post(request: Request) -> Response:
                 username=username,
                 headers={"Retry-After": str(blocked)},
             )
-    user_id, stored_hash = interaction["login_user_id"], interaction["login_password_hash"]
+    user_id, stored_hash = interaction.login.user_id, interaction.login.password_hash
     ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
     if limiter is not None:
         blocked = limiter.after_password(username, request, ok)
@@ -118,27 +127,27 @@ async def login_post(request: Request) -> Response:
         return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if ctx.passwords.needs_rehash(stored_hash):
         new_hash = await ctx.passwords.hash_async(password)
-        ctx.store.users.set_password_hash(user_id, new_hash)
+        await ctx.store.set_password_hash(user_id, new_hash)
     now = int(time.time())
-    if interaction["kind"] == "authorize":
+    if interaction.kind == "authorize":
         return await _complete_login(ctx, request, interaction, user_id, now)
-    response = _see_other(interaction["params"].get("next") or ctx.path("/"))
+    response = _see_other(interaction.params.get("next") or ctx.path("/"))
     await finish_interaction(ctx, interaction, response)
     await start_session(ctx, request, response, user_id, now)
     return response
 
 
-async def _complete_login(ctx: Context, request: Request, interaction: dict, user_id: str, now: int) -> Response:
+async def _complete_login(ctx: Context, request: Request, interaction: Pending, user_id: str, now: int) -> Response:
     """After the password: straight back to the application with a code when the user already
     consented to these scopes (and prompt=consent was not asked), otherwise on to the consent
     page. The interaction ends, the session starts and the code's grant (or the consent step) is
-    written in one go (hot.complete_login); the client and the consent came with the interaction."""
-    req, client = interaction["params"], interaction["login_client"]
+    written in one go (store.complete_login); the client and the consent came with the interaction."""
+    req, client = interaction.params, interaction.login.client
     grant = next_step = None
-    if client is None or client["state"] != "active":
+    if client is None or client.state != "active":
         response = error_page(ctx, "This sign-in can no longer continue. Start again from the application.")
     else:
-        remembered = set(client["consent_scope"].split()) if client["consent_scope"] else set()
+        remembered = remembered_scopes(interaction.login.consent_scope)
         if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
             response, grant = code_grant(ctx, client, req, user_id, now)
             clear_interaction_cookie(ctx, response)
@@ -146,11 +155,12 @@ async def _complete_login(ctx: Context, request: Request, interaction: dict, use
             # The signed-in interaction gets a new id, like the session: a planted interaction
             # cookie must not carry this user's login to whoever planted it.
             response = _see_other(ctx.path("/consent"))
-            next_raw, next_step = new_interaction(ctx, "authorize", req, user_id=user_id, auth_time=now)
-            set_interaction_cookie(ctx, response, next_raw)
+            pending = new_interaction(ctx, "authorize", req, user_id=user_id, auth_time=now)
+            next_step = pending.interaction
+            set_interaction_cookie(ctx, response, pending.raw_id)
     session_raw, session = new_session(ctx, user_id, now)
-    finished = await ctx.store.hot.complete_login(
-        interaction["id_hash"], session, previous_session_hash(ctx, request), grant=grant, interaction=next_step
+    finished = await ctx.store.complete_login(
+        interaction.id_hash, session, previous_session_hash(ctx, request), grant=grant, next_interaction=next_step
     )
     if not finished:
         return error_page(ctx, "This sign-in was already completed. Start again from the application.")
@@ -158,19 +168,19 @@ async def _complete_login(ctx: Context, request: Request, interaction: dict, use
     return response
 
 
-def _consent_subject(ctx: Context, request: Request, interaction: dict) -> tuple[str, int] | None:
+async def _consent_subject(ctx: Context, request: Request, interaction: Pending) -> tuple[str, int] | None:
     """Who is consenting: the user who just logged in for this interaction, else the session's."""
-    if interaction.get("user_id"):
-        return interaction["user_id"], interaction["auth_time"]
-    session = current_session(ctx, request)
+    if interaction.interaction.user_id:
+        return interaction.interaction.user_id, interaction.interaction.auth_time
+    session = await current_session(ctx, request)
     if session is not None:
-        return session["user_id"], session["auth_time"]
+        return session.user_id, session.auth_time
     return None
 
 
 async def _consent_context(ctx: Context, request: Request):
     interaction = await current_interaction(ctx, request)
-    if interaction is None or interaction["kind"] != "authorize":
+    if interaction is None or interaction.kind != "authorize":
         return (
             None,
             None,
@@ -181,9 +191,9 @@ async def _consent_context(ctx: Context, request: Request):
                 title="Sign-in expired",
             ),
         )
-    subject = _consent_subject(ctx, request, interaction)
-    client = ctx.store.clients.get(interaction["params"]["client_id"])
-    if subject is None or client is None or client["state"] != "active":
+    subject = await _consent_subject(ctx, request, interaction)
+    client = await ctx.store.client(interaction.params["client_id"])
+    if subject is None or client is None or client.state != "active":
         return (
             None,
             None,
@@ -198,10 +208,10 @@ async def consent_get(request: Request) -> Response:
     interaction, subject, client, failure = await _consent_context(ctx, request)
     if failure is not None:
         return failure
-    req = interaction["params"]
-    if not needs_consent(ctx, subject[0], client, req["scopes"], set(req["prompts"])):
+    req = interaction.params
+    if not await needs_consent(ctx, subject[0], client, req["scopes"], set(req["prompts"])):
         return await _complete(ctx, interaction, client, subject, "allow")
-    user = ctx.store.users.by_id(subject[0])
+    user = await ctx.store.user(subject[0])
     return page(
         ctx,
         "consent.html",
@@ -210,7 +220,7 @@ async def consent_get(request: Request) -> Response:
         action=ctx.path("/consent"),
         scopes=[(s, scope_rules.DESCRIPTIONS.get(s, s)) for s in req["scopes"]],
         redirect_host=urlsplit(req["redirect_uri"]).netloc,
-        csrf=csrf_token(ctx, "consent", interaction["raw_id"]),
+        csrf=csrf_token(ctx, "consent", interaction.raw_id),
     )
 
 
@@ -223,20 +233,22 @@ async def consent_post(request: Request) -> Response:
         form = await read_form(request)
     except OAuthError as exc:
         return error_page(ctx, exc.description or "The form could not be read.")
-    if not csrf_ok(ctx, "consent", interaction["raw_id"], form.get("csrf_token")):
+    if not csrf_ok(ctx, "consent", interaction.raw_id, form.get("csrf_token")):
         return error_page(ctx, "The form expired or was not sent from this page. Please start again.", status=403)
     decision = form.get("decision")
     if decision not in ("allow", "deny"):
         return error_page(ctx, "Choose Allow or Deny.")
     if decision == "allow":
-        ctx.store.consents.remember(subject[0], client["client_id"], interaction["params"]["scopes"], int(time.time()))
+        await ctx.store.remember_consent(subject[0], client.client_id, interaction.params["scopes"], int(time.time()))
     return await _complete(ctx, interaction, client, subject, decision)
 
 
-async def _complete(ctx: Context, interaction: dict, client: dict, subject: tuple[str, int], decision: str) -> Response:
+async def _complete(
+    ctx: Context, interaction: Pending, client: Client, subject: tuple[str, int], decision: str
+) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
-    req = interaction["params"]
-    if not await ctx.store.hot.finish_interaction(interaction["id_hash"]):
+    req = interaction.params
+    if not await ctx.store.finish_interaction(interaction.id_hash):
         return error_page(ctx, "This sign-in was already completed. Start again from the application.")
     if decision == "deny":
         out = error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])
@@ -248,25 +260,25 @@ async def _complete(ctx: Context, interaction: dict, client: dict, subject: tupl
 
 async def logout_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    session = current_session(ctx, request)
+    session = await current_session(ctx, request)
     if session is None:
         return page(ctx, "signed_out.html")
-    user = ctx.store.users.by_id(session["user_id"])
+    user = await ctx.store.user(session.user_id)
     return page(
-        ctx, "logout.html", user=user, action=ctx.path("/logout"), csrf=csrf_token(ctx, "logout", session["raw_id"])
+        ctx, "logout.html", user=user, action=ctx.path("/logout"), csrf=csrf_token(ctx, "logout", session.raw_id)
     )
 
 
 async def logout_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    session = current_session(ctx, request)
+    session = await current_session(ctx, request)
     if session is None:
         return page(ctx, "signed_out.html")
     try:
         form = await read_form(request)
     except OAuthError:
         form = {}
-    if not csrf_ok(ctx, "logout", session["raw_id"], form.get("csrf_token")):
+    if not csrf_ok(ctx, "logout", session.raw_id, form.get("csrf_token")):
         return error_page(
             ctx,
             "The form expired or was not sent from this page. Please try again.",
@@ -274,12 +286,12 @@ async def logout_post(request: Request) -> Response:
             title="Not signed out",
         )
     response = page(ctx, "signed_out.html")
-    end_session(ctx, request, response)
+    await end_session(ctx, request, response)
     return response
 
 
 async def home(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    session = current_session(ctx, request)
-    user = ctx.store.users.by_id(session["user_id"]) if session else None
+    session = await current_session(ctx, request)
+    user = await ctx.store.user(session.user_id) if session else None
     return page(ctx, "home.html", user=user)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 
 from joserfc import jwt
 from joserfc.errors import JoseError
@@ -14,9 +15,11 @@ from campusid.idp.crypto import token_hash
 from campusid.idp.keys import ACCESS_TOKEN_ALG
 from campusid.idp.protocol import access_tokens
 from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.access_tokens import bearer_challenge
 from campusid.idp.protocol.client_auth import authenticate
-from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, InvalidToken, OAuthError
+from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
 from campusid.idp.protocol.params import parse_urlencoded
+from campusid.idp.store.rows import Grant, RefreshToken
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_body, read_form
 from campusid.idp.web.token import BASIC_CHALLENGE
@@ -81,28 +84,10 @@ async def jwks(request: Request) -> Response:
     """The published keys as the database has them now: a key that `keys rotate` (in any process)
     just added is in the very next answer, well before it signs (it waits CAMPUSID_JWKS_MAX_AGE)."""
     ctx: Context = request.app.state.ctx
-    await ctx.run_db(ctx.keys.reload)
+    await ctx.keys.reload()
     return json_response(
         ctx.keys.jwks(), headers={"Cache-Control": f"public, max-age={ctx.settings.jwks_max_age}", **CORS_ANY}
     )
-
-
-def bearer_challenge(exc: OAuthError | None = None) -> dict:
-    """RFC 6750 3: no error code when the request carried no token."""
-    value = 'Bearer realm="campusid"'
-    if exc is not None:
-        value += f', error="{exc.error}"'
-        if exc.description:
-            value += f', error_description="{exc.description}"'
-    return {"WWW-Authenticate": value}
-
-
-async def resolve_grant(ctx: Context, claims: dict) -> dict:
-    """The token's grant must still stand: a replayed code or a revocation ends it."""
-    grant = await ctx.store.hot.grant_with_user(claims["gid"])
-    if grant is None or grant["client_id"] != claims.get("client_id"):
-        raise InvalidToken("the access token has been revoked")
-    return grant
 
 
 async def userinfo(request: Request) -> Response:
@@ -125,8 +110,8 @@ async def userinfo(request: Request) -> Response:
                 401,
                 {**headers, **bearer_challenge()},
             )
-        claims = access_tokens.validate(token, ctx.keys, ctx.issuer, ctx.issuer, required_scope="openid")
-        grant = await resolve_grant(ctx, claims)
+        claims = await ctx.validator.validate(token, ctx.issuer, scope="openid")
+        subject = await ctx.validator.subject(claims)
     except OAuthError as exc:
         return json_response(exc.body(), exc.status, {**headers, **bearer_challenge(exc)})
     scopes = set(claims["scope"].split())
@@ -134,27 +119,35 @@ async def userinfo(request: Request) -> Response:
     for scope in ("profile", "email", "student_number"):
         if scope in scopes:
             for claim in scope_rules.CLAIMS_BY_SCOPE[scope]:
-                if grant.get(claim) is not None:
-                    out[claim] = grant[claim]
+                value = getattr(subject, claim)
+                if value is not None:
+                    out[claim] = value
     return json_response(out, headers=headers)
 
 
-def _find_token(ctx: Context, token: str) -> tuple[str, dict] | None:
-    """('refresh_token', grant) or ('access_token', claims) for one of our tokens, else None."""
-    row = ctx.store.grants.refresh_by_hash(token_hash(token))
+@dataclass(frozen=True)
+class FoundRefreshToken:
+    token: RefreshToken
+    grant: Grant
+
+
+async def _find_token(ctx: Context, token: str) -> FoundRefreshToken | dict | None:
+    """One of our refresh tokens (with its grant), or the claims of one of our access tokens
+    (signature and issuer checked), else None."""
+    row = await ctx.store.refresh_token(token_hash(token))
     if row is not None:
-        grant = ctx.store.grants.get(row["grant_id"])
-        return ("refresh_token", {"row": row, "grant": grant}) if grant else None
+        grant = await ctx.store.grant(row.grant_id)
+        return FoundRefreshToken(row, grant) if grant else None
     if token.count(".") != 2 or len(token) > 8192:
         return None
     try:
-        decoded = jwt.decode(token, ctx.keys.verification_keys(), algorithms=[ACCESS_TOKEN_ALG])
+        decoded = jwt.decode(token, await ctx.keys.verification_keys(), algorithms=[ACCESS_TOKEN_ALG])
     except (JoseError, ValueError, TypeError):
         return None
     claims = decoded.claims
     if claims.get("iss") != ctx.issuer or not isinstance(claims.get("gid"), str):
         return None
-    return "access_token", claims
+    return claims
 
 
 async def revoke(request: Request) -> Response:
@@ -162,7 +155,7 @@ async def revoke(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         form = await read_form(request)
-        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
+        client = await authenticate(ctx.store.client, request.headers.get("authorization"), form)
         token = form.get("token")
         if not token:
             raise InvalidRequest("token is required")
@@ -170,13 +163,13 @@ async def revoke(request: Request) -> Response:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
         return oauth_error_response(exc)
-    found = await ctx.run_db(_find_token, ctx, token)
-    if found is not None:
-        kind, data = found
-        grant_id = data["grant"]["id"] if kind == "refresh_token" else data["gid"]
-        owner = data["grant"]["client_id"] if kind == "refresh_token" else data.get("client_id")
-        if owner == client["client_id"]:
-            await ctx.run_db(ctx.store.grants.revoke, grant_id, int(time.time()))
+    found = await _find_token(ctx, token)
+    if isinstance(found, FoundRefreshToken):
+        grant_id, owner = found.grant.id, found.grant.client_id
+    elif found is not None:
+        grant_id, owner = found["gid"], found.get("client_id")
+    if found is not None and owner == client.client_id:
+        await ctx.store.revoke_grant(grant_id, int(time.time()))
     return Response(status_code=200, headers=NO_STORE)
 
 
@@ -185,8 +178,8 @@ async def introspect(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         form = await read_form(request)
-        client = await authenticate(ctx.store.hot.client, request.headers.get("authorization"), form)
-        if client["type"] != "web":
+        client = await authenticate(ctx.store.client, request.headers.get("authorization"), form)
+        if client.type != "web":
             raise InvalidClient("introspection needs a confidential client")
         token = form.get("token")
         if not token:
@@ -196,37 +189,30 @@ async def introspect(request: Request) -> Response:
     except OAuthError as exc:
         return oauth_error_response(exc)
     inactive = json_response({"active": False}, headers=NO_STORE)
-    found = await ctx.run_db(_find_token, ctx, token)
+    found = await _find_token(ctx, token)
     if found is None:
         return inactive
-    kind, data = found
     now = int(time.time())
-    if kind == "refresh_token":
-        grant, row = data["grant"], data["row"]
-        if (
-            grant["client_id"] != client["client_id"]
-            or grant["revoked_at"]
-            or row["used_at"]
-            or row["expires_at"] <= now
-        ):
+    if isinstance(found, FoundRefreshToken):
+        grant, row = found.grant, found.token
+        if grant.client_id != client.client_id or grant.revoked_at or row.used_at or row.expires_at <= now:
             return inactive
-        target = ctx.store.clients.get(grant["client_id"])
         return json_response(
             {
                 "active": True,
                 "token_type": "refresh_token",
-                "client_id": grant["client_id"],
-                "scope": grant["scope"],
-                "sub": ctx.pairwise.for_client(target, grant["user_id"]),
-                "exp": row["expires_at"],
+                "client_id": grant.client_id,
+                "scope": grant.scope,
+                "sub": ctx.pairwise.for_client(client, grant.user_id),
+                "exp": row.expires_at,
                 "iss": ctx.issuer,
             },
             headers=NO_STORE,
         )
-    claims = data
-    if claims.get("client_id") != client["client_id"] or claims.get("exp", 0) <= now:
+    claims = found
+    if claims.get("client_id") != client.client_id or claims.get("exp", 0) <= now:
         return inactive
-    if await ctx.store.hot.grant_with_user(claims["gid"]) is None:
+    if await ctx.store.token_subject(claims["gid"]) is None:
         return inactive
     out = {k: claims[k] for k in ("scope", "client_id", "sub", "exp", "iat", "iss", "aud", "jti") if k in claims}
     return json_response({"active": True, "token_type": "Bearer", **out}, headers=NO_STORE)

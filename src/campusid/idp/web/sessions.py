@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.crypto import b64url, equal, new_token, token_hash
+from campusid.idp.store.rows import Interaction, LoginContext, Session
 from campusid.idp.web import cookies
 from campusid.idp.web.context import Context
 
@@ -42,33 +44,46 @@ def _cookie(ctx: Context, request: Request, base: str) -> str | None:
 
 
 # -- sessions ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CurrentSession:
+    """This browser's live session and its cookie value (`raw_id`, which CSRF tokens bind to)."""
+
+    raw_id: str
+    session: Session
+
+    @property
+    def user_id(self) -> str:
+        return self.session.user_id
+
+    @property
+    def auth_time(self) -> int:
+        return self.session.auth_time
+
+
 def session_cookie(ctx: Context, request: Request) -> str | None:
     """This browser's session id as its cookie holds it (not yet checked against the store)."""
     return _cookie(ctx, request, SESSION)
 
 
-def current_session(ctx: Context, request: Request) -> dict | None:
-    """The live session of this browser, with `raw_id` (the cookie value), or None."""
+async def current_session(ctx: Context, request: Request) -> CurrentSession | None:
+    """The live session of this browser, or None."""
     raw = _cookie(ctx, request, SESSION)
     if raw is None:
         return None
-    row = ctx.store.sessions.get(token_hash(raw), int(time.time()))
-    if row is None:
-        return None
-    row["raw_id"] = raw
-    return row
+    row = await ctx.store.session(token_hash(raw), int(time.time()))
+    return CurrentSession(raw, row) if row is not None else None
 
 
-def new_session(ctx: Context, user_id: str, auth_time: int) -> tuple[str, dict]:
+def new_session(ctx: Context, user_id: str, auth_time: int) -> tuple[str, Session]:
     """A fresh session: its id (the cookie value) and the row the store keeps (the id's hash)."""
     raw = new_token(32)
-    row = {
-        "id_hash": token_hash(raw),
-        "user_id": user_id,
-        "auth_time": auth_time,
-        "created_at": auth_time,
-        "expires_at": auth_time + ctx.settings.session_ttl,
-    }
+    row = Session(
+        id_hash=token_hash(raw),
+        user_id=user_id,
+        auth_time=auth_time,
+        created_at=auth_time,
+        expires_at=auth_time + ctx.settings.session_ttl,
+    )
     return raw, row
 
 
@@ -84,22 +99,41 @@ def set_session_cookie(ctx: Context, response: Response, raw: str) -> None:
 
 async def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
     """A fresh session id at every login; the browser's previous session ends server-side."""
-    old = previous_session_hash(ctx, request)
-    if old is not None:
-        await ctx.store.hot.delete_session(old)
     raw, row = new_session(ctx, user_id, auth_time)
-    await ctx.store.hot.create_session(row)
+    await ctx.store.start_session(row, replaces=previous_session_hash(ctx, request))
     set_session_cookie(ctx, response, raw)
 
 
-def end_session(ctx: Context, request: Request, response: Response) -> None:
+async def end_session(ctx: Context, request: Request, response: Response) -> None:
     raw = _cookie(ctx, request, SESSION)
     if raw is not None:
-        ctx.store.sessions.delete(token_hash(raw))
+        await ctx.store.end_session(token_hash(raw))
     _clear(ctx, response, SESSION)
 
 
 # -- interactions (a pending login or consent) ------------------------------------------------
+@dataclass(frozen=True)
+class Pending:
+    """This browser's pending interaction and its cookie value (`raw_id`, which the login and
+    consent forms' CSRF tokens bind to); `login` when read for a login POST."""
+
+    raw_id: str
+    interaction: Interaction
+    login: LoginContext | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.interaction.kind
+
+    @property
+    def params(self) -> dict:
+        return self.interaction.params
+
+    @property
+    def id_hash(self) -> str:
+        return self.interaction.id_hash
+
+
 def new_interaction_id() -> str:
     return new_token(32)
 
@@ -112,69 +146,54 @@ def new_interaction(
     auth_time: int | None = None,
     *,
     raw: str | None = None,
-) -> tuple[str, dict]:
-    """A pending interaction: its id (the cookie value; `raw` when the caller drew it already) and
-    the row the store keeps; `user_id` and `auth_time` when the user has just signed in for it."""
+) -> Pending:
+    """A pending interaction, not yet stored: its id (the cookie value; `raw` when the caller drew
+    it already) and the row the store keeps; `user_id` and `auth_time` when the user has just
+    signed in for it."""
     raw = raw or new_interaction_id()
     now = int(time.time())
-    row = {
-        "id_hash": token_hash(raw),
-        "kind": kind,
-        "params": params,
-        "user_id": user_id,
-        "auth_time": auth_time,
-        "created_at": now,
-        "expires_at": now + ctx.settings.interaction_ttl,
-    }
-    return raw, row
+    row = Interaction(
+        id_hash=token_hash(raw),
+        kind=kind,
+        params=params,
+        user_id=user_id,
+        auth_time=auth_time,
+        created_at=now,
+        expires_at=now + ctx.settings.interaction_ttl,
+    )
+    return Pending(raw, row)
 
 
 def set_interaction_cookie(ctx: Context, response: Response, raw: str) -> None:
     _set(ctx, response, INTERACTION, raw, ctx.settings.interaction_ttl)
 
 
-async def begin_interaction(
-    ctx: Context,
-    response: Response,
-    kind: str,
-    params: dict,
-    user_id: str | None = None,
-    auth_time: int | None = None,
-    *,
-    raw: str | None = None,
-) -> str:
-    """A pending interaction, stored and its cookie set. `raw`: its id, drawn (new_interaction_id)
-    by a caller whose response shows it already (the login form's CSRF token); a new one otherwise."""
-    raw, row = new_interaction(ctx, kind, params, user_id, auth_time, raw=raw)
-    await ctx.store.hot.create_interaction(row)
-    set_interaction_cookie(ctx, response, raw)
-    return raw
+async def begin_interaction(ctx: Context, response: Response, pending: Pending) -> None:
+    """Store a pending interaction and set its cookie on `response`."""
+    await ctx.store.create_interaction(pending.interaction)
+    set_interaction_cookie(ctx, response, pending.raw_id)
 
 
-async def current_interaction(ctx: Context, request: Request, login_username: str | None = None) -> dict | None:
-    """This browser's pending interaction, with `raw_id` (the cookie value), or None. With
-    `login_username`, what the login needs is read in the same statement: the user of that name
-    (`login_user_id`, `login_password_hash`) and the client with its consent (`login_client`)."""
+async def current_interaction(ctx: Context, request: Request, login_username: str | None = None) -> Pending | None:
+    """This browser's pending interaction, or None. With `login_username`, what the login needs
+    is read in the same statement (`login`: the user of that name, the client and its consent)."""
     raw = _cookie(ctx, request, INTERACTION)
     if raw is None:
         return None
     if login_username is None:
-        row = await ctx.store.hot.interaction(token_hash(raw), int(time.time()))
-    else:
-        row = await ctx.store.hot.interaction_for_login(token_hash(raw), int(time.time()), login_username)
-    if row is None:
-        return None
-    row["raw_id"] = raw
-    return row
+        row = await ctx.store.interaction(token_hash(raw), int(time.time()))
+        return Pending(raw, row) if row is not None else None
+    login = await ctx.store.login_context(token_hash(raw), int(time.time()), login_username)
+    return Pending(raw, login.interaction, login) if login is not None else None
 
 
 def clear_interaction_cookie(ctx: Context, response: Response) -> None:
     _clear(ctx, response, INTERACTION)
 
 
-async def finish_interaction(ctx: Context, interaction: dict, response: Response) -> bool:
+async def finish_interaction(ctx: Context, pending: Pending, response: Response) -> bool:
     _clear(ctx, response, INTERACTION)
-    return await ctx.store.hot.finish_interaction(interaction["id_hash"])
+    return await ctx.store.finish_interaction(pending.id_hash)
 
 
 # -- CSRF -------------------------------------------------------------------------------------

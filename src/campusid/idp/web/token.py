@@ -1,5 +1,15 @@
-"""The token endpoint (RFC 6749 3.2, 4.1.3, 6; DESIGN 3.4): a fixed pipeline — parse strictly,
-authenticate the client, rate-limit, then a registry of grant handlers."""
+"""The token endpoint (RFC 6749 3.2) as a fixed pipeline of named steps.
+
+Every request: parse strictly, `authenticate_client`, `apply_client_limit`, then the grant's
+handler from GRANTS. The authorization-code grant (RFC 6749 4.1.3):
+
+    consume_code → (refused: explain_refused_code, which revokes on replay)
+                 → check_binding (redirect_uri, PKCE) → mint
+
+and the refresh-token grant (RFC 6749 6): rotate_refresh_token (a reused token revokes its
+family) → narrow_scope → mint. Each step is one function; the rule it enforces is in its name
+and its docstring names the section.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +31,7 @@ from campusid.idp.protocol.errors import (
     OAuthError,
     UnsupportedGrantType,
 )
+from campusid.idp.store.rows import Client, Grant, RefreshToken
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
 
@@ -34,18 +45,7 @@ class TokenRequest:
     form: dict[str, str]
     client_id: str
     secret: str | None
-    client: dict | None = None
-
-    def accept(self, ctx: Context, row: dict | None) -> dict:
-        """The client, if `row` is the client the credentials authenticate (else InvalidClient),
-        counted against its token request budget (else SlowDown)."""
-        self.client = verify(row, self.secret)
-        if ctx.limiter is not None:
-            ctx.limiter.token_request(self.client["client_id"])
-        return self.client
-
-    async def authenticate(self, ctx: Context) -> dict:
-        return self.accept(ctx, await ctx.store.hot.client(self.client_id))
+    client: Client | None = None
 
 
 def _required(form: dict[str, str], name: str) -> str:
@@ -55,132 +55,141 @@ def _required(form: dict[str, str], name: str) -> str:
     return value
 
 
-def wants_refresh_token(client: dict, scopes: list[str]) -> bool:
-    """Native clients always; web clients only with offline_access (DESIGN 3.4)."""
-    return client["type"] == "native" or "offline_access" in scopes
+# -- steps every grant takes ------------------------------------------------------------------
+async def authenticate_client(ctx: Context, req: TokenRequest) -> Client:
+    """RFC 6749 2.3.1 and 3.2.1: a web client by HTTP Basic (its secret's SHA-256 digest compared
+    in constant time), a public client by `client_id` alone; the client must be active. Nothing
+    is consumed before this step has passed."""
+    req.client = verify(await ctx.store.client(req.client_id), req.secret)
+    return req.client
 
 
-async def mint(
-    ctx: Context,
-    client: dict,
-    grant: dict,
-    scopes: list[str],
-    now: int,
-    *,
-    nonce: str | None,
-    with_id_token: bool = True,
-) -> dict:
-    sub = ctx.pairwise.for_client(client, grant["user_id"])
+def apply_client_limit(ctx: Context, client: Client) -> None:
+    """The per-client budget of token requests (429 with Retry-After when spent), applied before
+    anything is consumed, so a refused request leaves the code or refresh token usable."""
+    if ctx.limiter is not None:
+        ctx.limiter.token_request(client.client_id)
+
+
+def wants_refresh_token(client: Client, scopes: list[str]) -> bool:
+    """Native clients always; web clients only with offline_access (OIDC Core 11)."""
+    return client.type == "native" or "offline_access" in scopes
+
+
+async def mint(ctx: Context, client: Client, grant: Grant, scopes: list[str], now: int, *, nonce: str | None) -> dict:
+    """The token response (RFC 6749 5.1): an RFC 9068 access token, an ID token when `openid` was
+    granted (OIDC Core 3.1.3.3), and a refresh token of the grant's family when the client gets one."""
+    await ctx.keys.ready()
+    sub = ctx.pairwise.for_client(client, grant.user_id)
     body = {
         "access_token": ctx.minter.access_token(
-            sub=sub,
-            client_id=client["client_id"],
-            scopes=scopes,
-            auth_time=grant["auth_time"],
-            grant_id=grant["id"],
-            now=now,
+            sub=sub, client_id=client.client_id, scopes=scopes, auth_time=grant.auth_time, grant_id=grant.id, now=now
         ),
         "token_type": "Bearer",
         "expires_in": ctx.minter.access_ttl,
         "scope": " ".join(scopes),
     }
-    if with_id_token and "openid" in scopes:
+    if "openid" in scopes:
         body["id_token"] = ctx.minter.id_token(
-            sub=sub, client_id=client["client_id"], auth_time=grant["auth_time"], nonce=nonce, now=now
+            sub=sub, client_id=client.client_id, auth_time=grant.auth_time, nonce=nonce, now=now
         )
     if wants_refresh_token(client, scopes):
         refresh = new_token(32)
-        await ctx.store.hot.add_refresh(
-            {
-                "token_hash": token_hash(refresh),
-                "grant_id": grant["id"],
-                "created_at": now,
-                "expires_at": now + ctx.settings.refresh_token_ttl,
-            }
-        )
+        expires_at = now + ctx.settings.refresh_token_ttl
+        await ctx.store.add_refresh_token(RefreshToken(token_hash(refresh), grant.id, now, expires_at, None))
         body["refresh_token"] = refresh
     return body
 
 
-def _refused_code(ctx: Context, code_hash: str, now: int) -> InvalidGrant:
-    """Why a code did not redeem; a replayed code revokes its tokens (RFC 6749 4.1.2)."""
-    known = ctx.store.grants.by_code(code_hash)
-    if known is not None and known["code_used_at"] is not None:
-        ctx.store.grants.revoke(known["id"], now)
+# -- authorization_code -----------------------------------------------------------------------
+async def consume_code(ctx: Context, client: Client, code: str, now: int) -> Grant | None:
+    """RFC 6749 4.1.2: a code is used once. One conditional UPDATE marks it used, so of any number
+    of concurrent redemptions on any number of workers exactly one gets the grant; the same
+    statement binds the code to the client (RFC 6749 4.1.3): another client's code is neither
+    returned nor touched."""
+    return await ctx.store.consume_code(token_hash(code), client.client_id, now)
+
+
+async def explain_refused_code(ctx: Context, code: str, now: int) -> InvalidGrant:
+    """Why a code did not redeem. A code presented after it was used is a replay: every token
+    issued from it is revoked (RFC 6749 4.1.2, RFC 9700 4.5.3)."""
+    known = await ctx.store.grant_by_code(token_hash(code))
+    if known is not None and known.code_used_at is not None:
+        await ctx.store.revoke_grant(known.id, now)
         return InvalidGrant("the authorization code was already used")
     return InvalidGrant("the authorization code is invalid, expired or for another client")
 
 
-async def authorization_code(ctx: Context, req: TokenRequest) -> dict:
-    """RFC 6749 4.1.3 + RFC 7636 4.6; single use across workers; replay revokes (DESIGN 3.4).
-    The client is read and the code redeemed together (hot.client_and_code, gated on the client
-    authenticating), so a refused request leaves the code to its genuine client."""
+async def check_binding(ctx: Context, grant: Grant, redirect_uri: str, verifier: str | None, now: int) -> None:
+    """The request must repeat the authorization request's redirect_uri (RFC 6749 4.1.3) and
+    prove the PKCE challenge (RFC 7636 4.6). The code is consumed already: a failed attempt by
+    its own client revokes the grant, and the login must start again."""
+    try:
+        if redirect_uri != grant.redirect_uri:
+            raise InvalidGrant("redirect_uri differs from the one in the authorization request")
+        pkce.verify(verifier, grant.code_challenge)
+    except InvalidGrant:
+        await ctx.store.revoke_grant(grant.id, now)
+        raise
+
+
+async def authorization_code(ctx: Context, req: TokenRequest, client: Client) -> dict:
+    """RFC 6749 4.1.3 with PKCE (RFC 7636 4.6)."""
     form = req.form
-    if not form.get("code") or not form.get("redirect_uri"):
-        await req.authenticate(ctx)  # a bad client is told so first, as for every grant
     code = _required(form, "code")
     redirect_uri = _required(form, "redirect_uri")
     now = int(time.time())
-    code_hash = token_hash(code)
-    digest = token_hash(req.secret) if req.secret is not None else None
-    row, grant = await ctx.store.hot.client_and_code(req.client_id, digest, code_hash, now)
-    try:
-        client = req.accept(ctx, row)
-    except OAuthError:
-        if grant is not None:  # over its rate limit: the client may retry with this code
-            await ctx.store.hot.return_code(grant["id"], now)
-        raise
+    grant = await consume_code(ctx, client, code, now)
     if grant is None:
-        raise await ctx.run_db(_refused_code, ctx, code_hash, now)
-    try:
-        if redirect_uri != grant["redirect_uri"]:
-            raise InvalidGrant("redirect_uri differs from the one in the authorization request")
-        pkce.verify(form.get("code_verifier"), grant["code_challenge"])
-    except InvalidGrant:
-        await ctx.run_db(ctx.store.grants.revoke, grant["id"], now)  # the failed attempt consumed the code
-        raise
-    return await mint(ctx, client, grant, grant["scope"].split(), now, nonce=grant["nonce"])
+        raise await explain_refused_code(ctx, code, now)
+    await check_binding(ctx, grant, redirect_uri, form.get("code_verifier"), now)
+    return await mint(ctx, client, grant, grant.scope.split(), now, nonce=grant.nonce)
 
 
-def _rotate_refresh(ctx: Context, client: dict, digest: str, now: int) -> dict:
-    """Mark the refresh token used and return its grant; a reused one revokes its family."""
-    row = ctx.store.grants.use_refresh(digest, now)
-    if row is None:
-        known = ctx.store.grants.refresh_by_hash(digest)
-        if known is not None and known["used_at"] is not None:
-            grant = ctx.store.grants.get(known["grant_id"])
-            if grant is not None and grant["client_id"] == client["client_id"]:
-                ctx.store.grants.revoke(grant["id"], now)
+# -- refresh_token ----------------------------------------------------------------------------
+async def rotate_refresh_token(ctx: Context, client: Client, presented: str, now: int) -> Grant:
+    """RFC 6749 6 with rotation: the token is used once (one conditional UPDATE) and the grant it
+    continues must stand and be this client's. A token presented again after its use is a
+    reuse: its whole family is revoked (RFC 9700 4.14.2)."""
+    digest = token_hash(presented)
+    grant = await ctx.store.rotate_refresh(digest, now)
+    if grant is None:
+        known = await ctx.store.refresh_token(digest)
+        if known is not None and known.used_at is not None:
+            family = await ctx.store.grant(known.grant_id)
+            if family is not None and family.client_id == client.client_id:
+                await ctx.store.revoke_grant(family.id, now)
         raise InvalidGrant("the refresh token is invalid, expired or already used")
-    grant = ctx.store.grants.get(row["grant_id"])
-    if grant is None or grant["revoked_at"] is not None or grant["client_id"] != client["client_id"]:
+    if grant.revoked_at is not None or grant.client_id != client.client_id:
         raise InvalidGrant("the refresh token is invalid, expired or already used")
     return grant
 
 
-async def refresh_token(ctx: Context, req: TokenRequest) -> dict:
-    """RFC 6749 6 with rotation; a reused refresh token revokes its whole family (RFC 9700 4.14)."""
-    client = await req.authenticate(ctx)
-    form = req.form
-    presented = _required(form, "refresh_token")
+def narrow_scope(form: dict[str, str], granted: list[str]) -> list[str]:
+    """A refresh may ask for fewer scopes, never more (RFC 6749 6)."""
+    if "scope" not in form:
+        return granted
+    narrowed = scope_rules.parse(form["scope"])
+    if not set(narrowed) <= set(granted):
+        raise InvalidScope("a refresh cannot widen the granted scope")
+    return narrowed
+
+
+async def refresh_token(ctx: Context, req: TokenRequest, client: Client) -> dict:
+    presented = _required(req.form, "refresh_token")
     now = int(time.time())
-    grant = await ctx.run_db(_rotate_refresh, ctx, client, token_hash(presented), now)
-    scopes = grant["scope"].split()
-    if "scope" in form:
-        narrowed = scope_rules.parse(form["scope"])
-        if not set(narrowed) <= set(scopes):
-            raise InvalidScope("a refresh cannot widen the granted scope")
-        scopes = narrowed
+    grant = await rotate_refresh_token(ctx, client, presented, now)
+    scopes = narrow_scope(req.form, grant.scope.split())
     return await mint(ctx, client, grant, scopes, now, nonce=None)
 
 
 GRANTS = {"authorization_code": authorization_code, "refresh_token": refresh_token}
 
 
-def _cors(request: Request, client: dict | None) -> dict:
-    """CORS only for public clients: a web app's code exchange must run on its server (SPEC 1.6)."""
+def _cors(request: Request, client: Client | None) -> dict:
+    """CORS only for public clients: a web app's code exchange must run on its server."""
     origin = request.headers.get("origin")
-    if origin and client is not None and client["type"] == "native":
+    if origin and client is not None and client.type == "native":
         return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
     return {}
 
@@ -194,12 +203,13 @@ async def token(request: Request) -> Response:
     req = None
     try:
         req = TokenRequest(form, *credentials(request.headers.get("authorization"), form))
+        client = await authenticate_client(ctx, req)
+        apply_client_limit(ctx, client)
         handler = GRANTS.get(form.get("grant_type", ""))
         if handler is None:
-            await req.authenticate(ctx)
             grant_type = _required(form, "grant_type")
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
-        body = await handler(ctx, req)
+        body = await handler(ctx, req, client)
     except InvalidClient as exc:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:

@@ -1,0 +1,237 @@
+"""PostgreSQL through asyncpg, on the event loop: no thread ever waits for the database.
+
+Each statement is prepared once per connection by asyncpg's statement cache and costs one round
+trip; a lone statement is its own transaction (an UPDATE … RETURNING is atomic on its own, so of
+any number of concurrent redemptions exactly one wins, on any number of workers).
+
+Connections belong to the event loop that opened them (`start()`, from the app's lifespan or the
+CLI's `async with store`); on a loop without them (a test client without lifespan) a statement
+opens a connection of its own. When a connection fails at connection level:
+- a read is retried once, on a fresh connection (the pool has dropped every idle one), so the
+  first request after a server restart is answered;
+- a write is never retried, since it may have committed before the connection died: the caller
+  gets StoreUnavailable (503), as when the server cannot be reached at all.
+A statement the server refuses (a constraint, a syntax error) leaves its connection in the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import asyncpg
+from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+
+from campusid.idp.store.database import Database, Prepared, Queries
+from campusid.idp.store.errors import Conflict, StoreUnavailable
+from campusid.idp.store.pg_pool import ConnectionPool, connect, connection_lost
+from campusid.idp.store.rows import Grant, Interaction, Session
+from campusid.idp.store.schema import grants, interactions, sessions
+from campusid.idp.store.store import Store
+
+# Connections per worker process. Each holds a statement for one round trip, so a few serve many
+# concurrent requests; commits of concurrent writers share WAL flushes.
+POOL_MIN, POOL_MAX = 2, 20
+
+
+def _translate(exc: asyncpg.PostgresError) -> Exception:
+    if isinstance(exc, asyncpg.exceptions.UniqueViolationError):
+        return Conflict(exc.message)
+    return exc
+
+
+class _Connection(Queries):
+    """Statements on one connection (inside a transaction): any failure propagates."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def fetch_one(self, q: Prepared, values: Mapping[str, Any] = {}) -> Any:  # noqa: B006
+        return await self.conn.fetchrow(q.sql, *q.args(values))
+
+    async def fetch_all(self, q: Prepared, values: Mapping[str, Any] = {}) -> list:  # noqa: B006
+        return await self.conn.fetch(q.sql, *q.args(values))
+
+    async def execute(self, q: Prepared, values: Mapping[str, Any] = {}) -> int:  # noqa: B006
+        status = await self.conn.execute(q.sql, *q.args(values))
+        return _rowcount(status)
+
+    async def execute_many(self, q: Prepared, rows) -> None:
+        await self.conn.executemany(q.sql, [q.args(values) for values in rows])
+
+
+def _rowcount(status: str) -> int:
+    """The row count of a command tag such as 'UPDATE 1' or 'INSERT 0 1'."""
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
+
+
+class PostgresDatabase(Database):
+    dialect = asyncpg_dialect.dialect()
+
+    def __init__(self, dsn: str, pool_min: int = POOL_MIN, pool_max: int = POOL_MAX) -> None:
+        self._dsn = dsn
+        self._pool_min, self._pool_max = pool_min, pool_max
+        self._pools: dict[asyncio.AbstractEventLoop, ConnectionPool] = {}
+
+    def pool(self) -> ConnectionPool | None:
+        """The running event loop's pool, if `start()` opened one."""
+        return self._pools.get(asyncio.get_running_loop())
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop not in self._pools:
+            pool = ConnectionPool(self._dsn, self._pool_max)
+            await pool.open(self._pool_min)
+            self._pools[loop] = pool
+
+    async def stop(self) -> None:
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            await pool.close()
+
+    @contextlib.asynccontextmanager
+    async def _lend(self) -> AsyncIterator[Any]:
+        """A connection for one statement or transaction: the pool's, else one of its own."""
+        pool = self.pool()
+        if pool is None:
+            conn = await connect(self._dsn)
+            try:
+                yield conn
+            finally:
+                try:
+                    await conn.close(timeout=1)
+                except Exception:  # noqa: BLE001 - already broken: just let it go
+                    conn.terminate()
+            return
+        conn = await pool.acquire()
+        try:
+            yield conn
+        except BaseException as exc:
+            if connection_lost(exc, conn):
+                pool.discard(conn)
+            else:
+                pool.release(conn)
+            raise
+        pool.release(conn)
+
+    async def _run(self, method: str, q: Prepared, values: Mapping[str, Any]) -> Any:
+        args = q.args(values)
+        for attempt in (1, 2):
+            try:
+                async with self._lend() as conn:
+                    return await getattr(conn, method)(q.sql, *args)
+            except asyncpg.PostgresError as exc:
+                if not isinstance(exc, asyncpg.exceptions.PostgresConnectionError) and not _is_shutdown(exc):
+                    raise _translate(exc) from exc
+                failure: BaseException = exc
+            except (TimeoutError, asyncpg.exceptions.InterfaceError, OSError) as exc:
+                failure = exc
+            # The connection died under the statement (asyncio.CancelledError is not caught: the
+            # caller gave up, and the connection was dropped on the way out).
+            if q.write or attempt == 2:
+                verb = "may not have been" if q.write else "was not"
+                raise StoreUnavailable(f"the database connection was lost; the statement {verb} applied") from failure
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def fetch_one(self, q: Prepared, values: Mapping[str, Any] = {}) -> Any:  # noqa: B006
+        return await self._run("fetchrow", q, values)
+
+    async def fetch_all(self, q: Prepared, values: Mapping[str, Any] = {}) -> list:  # noqa: B006
+        return await self._run("fetch", q, values)
+
+    async def execute(self, q: Prepared, values: Mapping[str, Any] = {}) -> int:  # noqa: B006
+        return _rowcount(await self._run("execute", q, values))
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Queries]:
+        """One transaction on one connection; never retried (it writes)."""
+        try:
+            async with self._lend() as conn, conn.transaction():
+                yield _Connection(conn)
+        except asyncpg.PostgresError as exc:
+            if isinstance(exc, asyncpg.exceptions.PostgresConnectionError) or _is_shutdown(exc):
+                raise StoreUnavailable("the database connection was lost during a transaction") from exc
+            raise _translate(exc) from exc
+        except (TimeoutError, asyncpg.exceptions.InterfaceError, OSError) as exc:
+            raise StoreUnavailable("the database connection was lost during a transaction") from exc
+
+
+def _is_shutdown(exc: BaseException) -> bool:
+    return isinstance(
+        exc,
+        (
+            asyncpg.exceptions.AdminShutdownError,
+            asyncpg.exceptions.CrashShutdownError,
+            asyncpg.exceptions.CannotConnectNowError,
+        ),
+    )
+
+
+def _insert_from_finished(table, prefix: str, finished):
+    """INSERT INTO table SELECT :prefix_col, … FROM finished: the row is written only if the
+    interaction was finished by this statement."""
+    values = [bindparam(prefix + c.name, type_=c.type) for c in table.c]
+    return insert(table).from_select([c.name for c in table.c], select(*values).select_from(finished))
+
+
+def complete_login_statement(with_grant: bool, with_next: bool):
+    """A successful login's writes as one data-modifying CTE: finish the interaction and, only for
+    the statement that finished it, end the browser's old session, start the new one and write
+    the code's grant or the consent step's interaction."""
+    finished = (
+        delete(interactions)
+        .where(interactions.c.id_hash == bindparam("h"))
+        .returning(interactions.c.id_hash)
+        .cte("finished")
+    )
+    steps = [
+        delete(sessions)
+        .where(sessions.c.id_hash == bindparam("old"), select(finished.c.id_hash).exists())
+        .cte("ended"),
+        _insert_from_finished(sessions, "s_", finished).cte("started"),
+    ]
+    if with_grant:
+        steps.append(_insert_from_finished(grants, "g_", finished).cte("granted"))
+    if with_next:
+        steps.append(_insert_from_finished(interactions, "n_", finished).cte("next"))
+    return select(finished.c.id_hash).add_cte(*steps)
+
+
+def _prefixed(prefix: str, row: Any) -> dict:
+    return {prefix + k: v for k, v in vars(row).items()}
+
+
+class PostgresStore(Store):
+    """The store on PostgreSQL: a successful login's writes are one statement."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        super().__init__(db)
+        self._complete_login = {
+            (g, n): db.prepare(f"COMPLETE_LOGIN_{int(g)}{int(n)}", complete_login_statement(g, n), write=True)
+            for g in (False, True)
+            for n in (False, True)
+        }
+
+    def prepared(self) -> dict[str, Prepared]:
+        return {**super().prepared(), **{q.name: q for q in self._complete_login.values()}}
+
+    async def complete_login(
+        self,
+        interaction_hash: str,
+        session: Session,
+        replaces: str | None = None,
+        *,
+        grant: Grant | None = None,
+        next_interaction: Interaction | None = None,
+    ) -> bool:
+        q = self._complete_login[(grant is not None, next_interaction is not None)]
+        values = {"h": interaction_hash, "old": replaces, **_prefixed("s_", session)}
+        if grant is not None:
+            values.update(_prefixed("g_", grant))
+        if next_interaction is not None:
+            values.update(_prefixed("n_", next_interaction))
+        return await self.db.fetch_one(q, values) is not None

@@ -1,0 +1,170 @@
+"""The rows the store hands out: frozen dataclasses, one per table (fields in the table's column
+order, checked when the statements are compiled) and one per joined read of the hot path.
+
+JSON columns arrive decoded. A client row is shared between requests (decoded once per distinct
+row, see store.py), so its lists are tuples and its objects read-only mappings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    username: str
+    name: str
+    given_name: str | None
+    family_name: str | None
+    email: str | None
+    student_number: str | None
+    role: str
+    password_hash: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class Client:
+    client_id: str
+    name: str
+    description: str
+    type: str
+    state: str
+    secret_hash: str | None
+    redirect_uris: tuple[str, ...]
+    scopes: tuple[str, ...]
+    granted_scopes: tuple[str, ...]
+    justifications: Mapping[str, str]
+    sector_identifier_uri: str | None
+    revision: Mapping | None
+    revision_state: str | None
+    owner_id: str
+    created_at: int
+    updated_at: int
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """What a developer edits: the part of a client a revision replaces."""
+
+    name: str
+    description: str
+    redirect_uris: tuple[str, ...] | list[str]
+    scopes: tuple[str, ...] | list[str]
+    justifications: Mapping[str, str]
+    sector_identifier_uri: str | None
+
+
+@dataclass(frozen=True)
+class ClientEvent:
+    """One line of an app's audit log; `id` is None until the database numbers it."""
+
+    id: int | None
+    client_id: str
+    actor: str | None
+    action: str
+    from_state: str | None
+    to_state: str | None
+    feedback: str | None
+    at: int
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    kid: str
+    alg: str
+    public_jwk: Mapping
+    private_enc: bytes
+    created_at: int
+    activates_at: int
+
+
+@dataclass(frozen=True)
+class Session:
+    id_hash: str
+    user_id: str
+    auth_time: int
+    created_at: int
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """A pending login or consent; `params` is the authorization request (or the page to return to)."""
+
+    id_hash: str
+    kind: str
+    params: dict
+    user_id: str | None
+    auth_time: int | None
+    created_at: int
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One issued authorization code and what it binds (RFC 6749 4.1.2, RFC 7636 4.4)."""
+
+    id: str
+    code_hash: str | None
+    client_id: str
+    user_id: str
+    redirect_uri: str
+    code_challenge: str
+    nonce: str | None
+    scope: str
+    auth_time: int
+    created_at: int
+    code_expires_at: int
+    code_used_at: int | None
+    revoked_at: int | None
+
+
+@dataclass(frozen=True)
+class RefreshToken:
+    token_hash: str
+    grant_id: str
+    created_at: int
+    expires_at: int
+    used_at: int | None
+
+
+@dataclass(frozen=True)
+class AuthorizeContext:
+    """The authorization endpoint's one read: the client, this browser's live session (its user
+    and auth_time, None without one) and that user's remembered consent for the client."""
+
+    client: Client
+    session_user_id: str | None
+    session_auth_time: int | None
+    consent_scope: str | None
+
+
+@dataclass(frozen=True)
+class LoginContext:
+    """The login POST's one read: the live interaction, the user the form names (None when no
+    such user) and, for an authorization request, its client (None when gone) with that user's
+    remembered consent."""
+
+    interaction: Interaction
+    user_id: str | None
+    password_hash: str | None
+    client: Client | None
+    consent_scope: str | None
+
+
+@dataclass(frozen=True)
+class TokenSubject:
+    """A grant that still stands, with its user's claims: what userinfo and the records API need."""
+
+    grant_id: str
+    client_id: str
+    scope: str
+    user_id: str
+    name: str
+    given_name: str | None
+    family_name: str | None
+    email: str | None
+    student_number: str | None

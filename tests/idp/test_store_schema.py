@@ -1,0 +1,80 @@
+"""The store's statements and rows against the schema: Alembic's migrated database equals
+schema.py, every statement compiles against that database (on the suite's backend: SQLite or
+PostgreSQL), and a row type that no longer matches its statement's columns fails at start."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import select
+
+from campusid.idp.store import StoreError, open_store
+from campusid.idp.store.db import make_engine
+from campusid.idp.store.postgres import PostgresStore
+from campusid.idp.store.rows import User
+from campusid.idp.store.schema import metadata, users
+from campusid.idp.store.store import _row_maker
+from campusid.records.store import GradeStore
+
+
+@pytest.fixture
+def migrated(database_url, tmp_path):
+    store = open_store(database_url, tmp_path / "data")
+    yield database_url, store
+    store.close()
+
+
+def test_the_migrated_schema_is_schema_py(migrated):
+    url, _ = migrated
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            differences = compare_metadata(MigrationContext.configure(conn), metadata)
+    finally:
+        engine.dispose()
+    assert differences == []
+
+
+def test_every_statement_compiles_against_the_migrated_database(migrated):
+    url, store = migrated
+    prepared = list(store.prepared().values()) + GradeStore(store).prepared()
+    assert len(prepared) > 40
+    if isinstance(store, PostgresStore):
+        import asyncpg
+
+        async def prepare_all() -> list[str]:
+            conn = await asyncpg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+            failures = []
+            try:
+                for q in prepared:
+                    try:
+                        await conn.prepare(q.sql)  # the server parses and plans it: every column must exist
+                    except asyncpg.PostgresError as exc:
+                        failures.append(f"{q.name}: {exc}")
+            finally:
+                await conn.close()
+            return failures
+
+        assert asyncio.run(prepare_all()) == []
+        return
+    conn = sqlite3.connect(url.split("///", 1)[1])
+    failures = []
+    for q in prepared:
+        try:
+            conn.execute("EXPLAIN " + q.sql, [None] * q.sql.count("?")).fetchall()  # compiled, not run
+        except sqlite3.Error as exc:
+            failures.append(f"{q.name}: {exc}")
+    conn.close()
+    assert failures == []
+
+
+def test_a_row_type_that_does_not_match_its_statement_fails_at_start(migrated):
+    _, store = migrated
+    dropped = store.db.prepare("USER_WITHOUT_EMAIL", select(*(c for c in users.c if c.name != "email")))
+    with pytest.raises(StoreError, match="not the fields of User"):
+        _row_maker(User, dropped)
+    assert _row_maker(User, store.sql.USER_BY_ID)  # the real statement matches
