@@ -162,3 +162,20 @@ def test_of_two_racing_completions_of_one_login_only_the_first_writes(idp):
     assert idp.db.grant_by_code(token_hash("c2")) is None
     assert idp.db.session(token_hash("s1"), 0) is not None
     assert idp.db.session(token_hash("s2"), 0) is None
+
+
+def test_two_first_consents_of_one_user_to_one_client_both_count(idp):
+    """Two tabs (or two workers) allow the same app at once: both read no consent and both insert;
+    the database refuses one insert, which is then run again on the row the other wrote."""
+    import asyncio
+
+    store, uid = idp.store, idp.student.id
+
+    async def race() -> None:
+        await asyncio.gather(
+            store.remember_consent(uid, idp.web_id, ["openid", "profile"], 1),
+            store.remember_consent(uid, idp.web_id, ["openid", "email"], 2),
+        )
+
+    run(store, race())
+    assert idp.db.consented_scopes(uid, idp.web_id) == {"openid", "profile", "email"}

@@ -21,7 +21,7 @@ from types import MappingProxyType, SimpleNamespace
 from typing import Any, TypeVar
 
 from campusid.idp.store.database import Database, Prepared
-from campusid.idp.store.errors import StoreError
+from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.rows import (
     AuthorizeContext,
     Client,
@@ -298,16 +298,27 @@ class Store:
         return set(row[0].split()) if row is not None else set()
 
     async def remember_consent(self, user_id: str, client_id: str, scopes: Iterable[str], now: int) -> None:
-        """Add `scopes` to what the user has consented to for the client."""
+        """Add `scopes` to what the user has consented to for the client.
+
+        Two first consents of one user to one client may race (two tabs, two workers): both read
+        no row and both insert, and the database refuses the second insert (Conflict). That one
+        is run again: it now reads the row the first wrote, and adds its scopes to them."""
         key = {"uid": user_id, "cid": client_id}
-        async with self.db.transaction() as tx:
-            row = await tx.fetch_one(self.sql.CONSENT, key)
-            scope = " ".join(sorted(set(scopes) | (set(row[0].split()) if row is not None else set())))
-            if row is not None:
-                await tx.execute(self.sql.UPDATE_CONSENT, {**key, "new_scope": scope, "at": now})
-            else:
-                values = {"user_id": user_id, "client_id": client_id, "scope": scope, "updated_at": now}
-                await tx.execute(self.sql.INSERT_CONSENT, values)
+        wanted = set(scopes)
+        for attempt in (1, 2):
+            try:
+                async with self.db.transaction() as tx:
+                    row = await tx.fetch_one(self.sql.CONSENT, key)
+                    scope = " ".join(sorted(wanted | (set(row[0].split()) if row is not None else set())))
+                    if row is not None:
+                        await tx.execute(self.sql.UPDATE_CONSENT, {**key, "new_scope": scope, "at": now})
+                    else:
+                        values = {"user_id": user_id, "client_id": client_id, "scope": scope, "updated_at": now}
+                        await tx.execute(self.sql.INSERT_CONSENT, values)
+                return
+            except Conflict:
+                if attempt == 2:
+                    raise
 
     # -- authorization, codes and tokens ---------------------------------------------------------
     async def authorize_context(self, client_id: str, session_hash: str | None, now: int) -> AuthorizeContext | None:
