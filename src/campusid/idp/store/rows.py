@@ -58,6 +58,19 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
+class Event:
+    """One security event; `id` is None until the database numbers it."""
+
+    id: int | None
+    at: int
+    type: str
+    username: str | None
+    client_id: str | None
+    ip: str | None
+    detail: str
+
+
+@dataclass(frozen=True)
 class ClientEvent:
     """One line of an app's audit log; `id` is None until the database numbers it."""
 

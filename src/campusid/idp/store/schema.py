@@ -160,4 +160,23 @@ grades = Table(
     UniqueConstraint("student_number", "course_code", "term", name="uq_grades_student_course_term"),
 )
 
+# Security events (the audit trail of sign-ins, tokens, consents, keys and apps), newest first.
+# Numbered in insertion order, so a page of events is a range of ids (keyset paging); each filter
+# of `campusid events list` and the console has an index that serves it in that order.
+events = Table(
+    "events",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("at", BigInteger, nullable=False),
+    Column("type", String(32), nullable=False),
+    Column("username", String(64)),
+    Column("client_id", String(64)),
+    Column("ip", String(64)),
+    Column("detail", String(500), nullable=False),
+)
+
 Index("ix_sessions_expires_at", sessions.c.expires_at)
+Index("ix_events_at", events.c.at)
+Index("ix_events_type_id", events.c.type, events.c.id)
+Index("ix_events_username_id", events.c.username, events.c.id)
+Index("ix_events_client_id_id", events.c.client_id, events.c.id)

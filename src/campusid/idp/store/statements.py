@@ -213,5 +213,15 @@ TOKEN_SUBJECT = (
 
 
 def all_statements() -> dict[str, Executable]:
-    """Every statement of this module by name (what the store compiles at start)."""
-    return {name: value for name, value in globals().items() if name.isupper() and isinstance(value, Executable)}
+    """Every statement of this module and of the store's domain modules, by name (what the store
+    compiles at start)."""
+    from campusid.idp.store import events
+
+    out: dict[str, Executable] = {}
+    for namespace in (globals(), vars(events)):
+        for name, value in namespace.items():
+            if name.isupper() and isinstance(value, Executable):
+                if name in out and out[name] is not value:
+                    raise ValueError(f"two statements are named {name}")
+                out[name] = value
+    return out

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from campusid.idp.store.database import Database, Prepared
 from campusid.idp.store.errors import Conflict, StoreError
+from campusid.idp.store.events import EventStore
 from campusid.idp.store.rows import (
     AuthorizeContext,
     Client,
@@ -84,11 +85,12 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store:
+class Store(EventStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})
         s = self.sql
+        self._prepare_events()
         self._user = _row_maker(User, s.USER_BY_ID)
         self._client = _row_maker(Client, s.CLIENT)
         self._event = _row_maker(ClientEvent, s.CLIENT_EVENTS)
@@ -111,7 +113,7 @@ class Store:
 
     def prepared(self) -> dict[str, Prepared]:
         """Every statement this store runs, compiled for its database."""
-        return dict(vars(self.sql))
+        return {**vars(self.sql), **{q.name: q for q in self._event_pages.values()}}
 
     # -- lifetime ----------------------------------------------------------------------------
     async def start(self) -> None:

@@ -9,6 +9,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
 from campusid.idp.crypto import derive_key
+from campusid.idp.events import Events
 from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
 from campusid.idp.protocol.access_tokens import AccessTokenValidator
@@ -33,6 +34,7 @@ class Context:
     templates: Environment
     csrf_key: bytes
     validator: AccessTokenValidator
+    events: Events
     limiter: Limiter | None = None
     extra: dict = field(default_factory=dict)
 
@@ -70,5 +72,6 @@ def build_context(settings: Settings, store: Store) -> Context:
         templates=env,
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
         validator=AccessTokenValidator(keys, store, settings.issuer.canonical),
+        events=Events(store),
         limiter=Limiter.from_settings(settings),
     )
