@@ -159,6 +159,58 @@ def users_add(
     )
 
 
+def _account_command(username: str, by: str, as_json: bool, enable: bool) -> None:
+    from campusid.idp import accounts
+    from campusid.idp.events import Events
+
+    svc = Services(as_json=as_json)
+
+    async def action(svc: Services):
+        events = Events(svc.store)
+        try:
+            if enable:
+                return await accounts.enable(svc.store, events, username, by=by)
+            return await accounts.disable(svc.store, events, username, by=by, now=int(time.time()))
+        except accounts.AccountError as exc:
+            fail(str(exc), 1, as_json)
+
+    change = svc.run(action)
+
+    def human(data: dict) -> None:
+        state = "disabled" if data["disabled"] else "enabled"
+        if not data["changed"]:
+            out.print(f"[bold]{data['username']}[/] was {state} already")
+        elif data["disabled"]:
+            out.print(
+                f"disabled [bold]{data['username']}[/]: {data['sessions_ended']} session(s) ended, "
+                f"{data['grants_revoked']} grant(s) revoked"
+            )
+        else:
+            out.print(f"enabled [bold]{data['username']}[/]")
+
+    emit(change.as_json(), as_json, human)
+
+
+@users_app.command("disable")
+def users_disable(
+    username: str,
+    by: Annotated[str, typer.Option(help="The admin who disables the account.")],
+    as_json: JsonOpt = False,
+):
+    """Disable an account: it cannot sign in; its sessions end and its tokens are revoked at once."""
+    _account_command(username, by, as_json, enable=False)
+
+
+@users_app.command("enable")
+def users_enable(
+    username: str,
+    by: Annotated[str, typer.Option(help="The admin who enables the account.")],
+    as_json: JsonOpt = False,
+):
+    """Let a disabled account sign in again."""
+    _account_command(username, by, as_json, enable=True)
+
+
 @users_app.command("list")
 def users_list(as_json: JsonOpt = False):
     """List users (never their password hashes)."""
@@ -167,9 +219,10 @@ def users_list(as_json: JsonOpt = False):
     rows = Services(as_json=as_json).run(lambda svc: list_users(svc.store))
 
     def human(data):
-        table = Table("username", "name", "role", "student number")
+        table = Table("username", "name", "role", "student number", "state")
         for u in data["users"]:
-            table.add_row(u["username"], u["name"], u["role"], u["student_number"] or "")
+            state = "disabled" if u["disabled"] else "active"
+            table.add_row(u["username"], u["name"], u["role"], u["student_number"] or "", state)
         out.print(table)
 
     emit({"users": rows}, as_json, human)

@@ -144,7 +144,7 @@ def test_of_two_racing_completions_of_one_login_only_the_first_writes(idp):
     interaction = Interaction(token_hash("i"), "authorize", {"client_id": idp.web_id}, None, None, now, now + 600)
 
     def attempt(n: int) -> tuple[Session, Grant]:
-        session = Session(token_hash(f"s{n}"), uid, now, now, now + 600)
+        session = Session(token_hash(f"s{n}"), uid, now, now, now + 600, f"sid-{n}", "pwd", "urn:campusid:acr:pwd")
         grant = Grant(new_token(8), token_hash(f"c{n}"), idp.web_id, uid, WEB_REDIRECT, "x" * 43, None, "openid",
                       now, now, now + 60, None, None)  # fmt: skip
         return session, grant

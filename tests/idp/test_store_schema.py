@@ -78,3 +78,40 @@ def test_a_row_type_that_does_not_match_its_statement_fails_at_start(migrated):
     with pytest.raises(StoreError, match="not the fields of User"):
         _row_maker(User, dropped)
     assert _row_maker(User, store.sql.USER_BY_ID)  # the real statement matches
+
+
+def test_sessions_signed_in_before_sids_existed_get_one_each_on_upgrade(database_url):
+    """Migration 0005 gives every existing session a sid of its own (unique, not null) and the
+    password's amr and acr, so a deployment upgrades without signing anyone out."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from campusid.idp.store.db import MIGRATIONS
+
+    engine = make_engine(database_url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0004")
+            conn.execute(
+                text(
+                    "INSERT INTO users (id, username, name, role, password_hash, created_at) "
+                    "VALUES ('u1', 'alice', 'Alice', 'student', 'x', 0)"
+                )
+            )
+            for n in (1, 2):
+                conn.execute(
+                    text(
+                        "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
+                        f"VALUES ('{n:064x}', 'u1', 0, 0, 99)"
+                    )
+                )
+            command.upgrade(cfg, "head")
+            rows = conn.execute(text("SELECT sid, amr, acr FROM sessions")).all()
+    finally:
+        engine.dispose()
+    assert len({r.sid for r in rows}) == 2 and all(r.sid for r in rows)
+    assert {(r.amr, r.acr) for r in rows} == {("pwd", "urn:campusid:acr:pwd")}

@@ -28,6 +28,7 @@ MFA_FAILURE = "mfa_failure"
 KEY_ROTATED = "key_rotated"
 APP_STATE_CHANGED = "app_state_changed"
 USER_DISABLED = "user_disabled"
+USER_ENABLED = "user_enabled"
 LOGOUT_DELIVERY_FAILED = "logout_delivery_failed"
 DEVICE_CODE_ISSUED = "device_code_issued"
 DEVICE_CODE_REDEEMED = "device_code_redeemed"
@@ -48,6 +49,7 @@ TYPES = frozenset(
         KEY_ROTATED,
         APP_STATE_CHANGED,
         USER_DISABLED,
+        USER_ENABLED,
         LOGOUT_DELIVERY_FAILED,
         DEVICE_CODE_ISSUED,
         DEVICE_CODE_REDEEMED,

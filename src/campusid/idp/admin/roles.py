@@ -15,6 +15,7 @@ def user_view(user: User, role: str | None = None) -> dict:
         "name": user.name,
         "role": role or user.role,
         "student_number": user.student_number,
+        "disabled": user.disabled,
     }
 
 

@@ -43,7 +43,20 @@ class TokenMinter:
     def access_ttl(self) -> int:
         return self._access_ttl
 
-    def id_token(self, *, sub: str, client_id: str, auth_time: int, nonce: str | None, now: int) -> str:
+    def id_token(
+        self,
+        *,
+        sub: str,
+        client_id: str,
+        auth_time: int,
+        nonce: str | None,
+        now: int,
+        sid: str | None = None,
+        amr: list[str] | None = None,
+        acr: str | None = None,
+    ) -> str:
+        """OIDC Core 2; `sid` (Back-Channel Logout 1.0 2.1), `amr` and `acr` when the grant knows
+        them (each the same in every ID token of one grant, refreshed ones included: OIDC Core 12.2)."""
         claims = {
             "iss": self._issuer,
             "sub": sub,
@@ -54,6 +67,12 @@ class TokenMinter:
         }
         if nonce is not None:
             claims["nonce"] = nonce
+        if sid is not None:
+            claims["sid"] = sid
+        if amr:
+            claims["amr"] = amr
+        if acr is not None:
+            claims["acr"] = acr
         return self._signer(ID_TOKEN_ALG, ID_TOKEN_TYP, now).sign(claims)
 
     def access_token(

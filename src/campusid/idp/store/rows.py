@@ -23,6 +23,11 @@ class User:
     role: str
     password_hash: str
     created_at: int
+    disabled_at: int | None = None
+
+    @property
+    def disabled(self) -> bool:
+        return self.disabled_at is not None
 
 
 @dataclass(frozen=True)
@@ -95,12 +100,38 @@ class SigningKey:
 
 
 @dataclass(frozen=True)
+class SignIn:
+    """Who signed in, when and how: what a session holds and what its codes carry into ID tokens.
+
+    `sid` is the session's public id (OpenID Connect Back-Channel Logout 1.0 2.1), `amr` the
+    authentication methods (RFC 8176 values, space-separated: "pwd", "pwd otp"), `acr` the
+    authentication context class reference (OIDC Core 2)."""
+
+    user_id: str
+    auth_time: int
+    sid: str
+    amr: str
+    acr: str
+
+    @property
+    def methods(self) -> list[str]:
+        return self.amr.split()
+
+
+@dataclass(frozen=True)
 class Session:
     id_hash: str
     user_id: str
     auth_time: int
     created_at: int
     expires_at: int
+    sid: str
+    amr: str
+    acr: str
+
+    @property
+    def sign_in(self) -> SignIn:
+        return SignIn(self.user_id, self.auth_time, self.sid, self.amr, self.acr)
 
 
 @dataclass(frozen=True)
@@ -114,6 +145,16 @@ class Interaction:
     auth_time: int | None
     created_at: int
     expires_at: int
+    sid: str | None = None
+    amr: str | None = None
+    acr: str | None = None
+
+    @property
+    def sign_in(self) -> SignIn | None:
+        """The sign-in this interaction continues (after the login form), else None."""
+        if self.user_id is None or self.auth_time is None or self.sid is None:
+            return None
+        return SignIn(self.user_id, self.auth_time, self.sid, self.amr or "", self.acr or "")
 
 
 @dataclass(frozen=True)
@@ -133,6 +174,9 @@ class Grant:
     code_expires_at: int
     code_used_at: int | None
     revoked_at: int | None
+    sid: str | None = None
+    amr: str | None = None
+    acr: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,12 +190,11 @@ class RefreshToken:
 
 @dataclass(frozen=True)
 class AuthorizeContext:
-    """The authorization endpoint's one read: the client, this browser's live session (its user
-    and auth_time, None without one) and that user's remembered consent for the client."""
+    """The authorization endpoint's one read: the client, this browser's live session's sign-in
+    (None without one) and that user's remembered consent for the client."""
 
     client: Client
-    session_user_id: str | None
-    session_auth_time: int | None
+    session: SignIn | None
     consent_scope: str | None
 
 
@@ -164,6 +207,7 @@ class LoginContext:
     interaction: Interaction
     user_id: str | None
     password_hash: str | None
+    disabled_at: int | None
     client: Client | None
     consent_scope: str | None
 

@@ -40,6 +40,7 @@ users = Table(
     Column("role", String(16), nullable=False),
     Column("password_hash", String(255), nullable=False),
     Column("created_at", BigInteger, nullable=False),
+    Column("disabled_at", BigInteger),  # set: the account cannot sign in (campusid users disable)
 )
 
 clients = Table(
@@ -91,10 +92,16 @@ sessions = Table(
     "sessions",
     metadata,
     Column("id_hash", String(64), primary_key=True),
-    Column("user_id", String(32), ForeignKey("users.id"), nullable=False),
+    Column("user_id", String(32), ForeignKey("users.id"), nullable=False, index=True),
     Column("auth_time", BigInteger, nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
+    # How the user signed in (RFC 8176 `amr` values, space-separated; the `acr`), and the session's
+    # public id (`sid` in ID tokens and logout tokens: OpenID Connect Back-Channel Logout 1.0 2.1).
+    # The cookie's value never leaves the browser; `sid` is a separate random value.
+    Column("sid", String(64), nullable=False, unique=True),
+    Column("amr", String(64), nullable=False, server_default="pwd"),
+    Column("acr", String(64), nullable=False, server_default="urn:campusid:acr:pwd"),
 )
 
 interactions = Table(
@@ -107,6 +114,9 @@ interactions = Table(
     Column("auth_time", BigInteger),
     Column("created_at", BigInteger, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
+    Column("sid", String(64)),  # with user_id: the sign-in this interaction continues
+    Column("amr", String(64)),
+    Column("acr", String(64)),
 )
 
 grants = Table(
@@ -115,7 +125,7 @@ grants = Table(
     Column("id", String(32), primary_key=True),
     Column("code_hash", String(64), unique=True),
     Column("client_id", String(64), nullable=False),
-    Column("user_id", String(32), nullable=False),
+    Column("user_id", String(32), nullable=False, index=True),
     Column("redirect_uri", String(2000), nullable=False),
     Column("code_challenge", String(128), nullable=False),
     Column("nonce", String(512)),
@@ -125,6 +135,11 @@ grants = Table(
     Column("code_expires_at", BigInteger, nullable=False),
     Column("code_used_at", BigInteger),
     Column("revoked_at", BigInteger),
+    # The sign-in the grant was issued in: its session (every grant of a session ends with it) and
+    # how the user authenticated, carried into the ID token (`sid`, `amr`, `acr`).
+    Column("sid", String(64), index=True),
+    Column("amr", String(64)),
+    Column("acr", String(64)),
 )
 
 refresh_tokens = Table(

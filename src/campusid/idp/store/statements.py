@@ -38,6 +38,15 @@ SET_PASSWORD_HASH = (
     update(users).where(users.c.id == bindparam("uid")).values(password_hash=_p("hash", users.c.password_hash))
 )
 SET_ROLE = update(users).where(users.c.id == bindparam("uid")).values(role=_p("new_role", users.c.role))
+# Conditional on the current state, so a second disable (or enable) changes nothing and says so.
+DISABLE_USER = (
+    update(users)
+    .where(users.c.id == bindparam("uid"), users.c.disabled_at.is_(None))
+    .values(disabled_at=_p("at", users.c.disabled_at))
+)
+ENABLE_USER = (
+    update(users).where(users.c.id == bindparam("uid"), users.c.disabled_at.is_not(None)).values(disabled_at=null())
+)
 
 # -- clients and their audit log ------------------------------------------------------------
 CLIENT = select(clients).where(clients.c.client_id == bindparam("cid"))
@@ -110,6 +119,8 @@ DELETE_KEY = delete(signing_keys).where(signing_keys.c.kid == bindparam("kid"))
 SESSION = select(sessions).where(sessions.c.id_hash == bindparam("h"), sessions.c.expires_at > bindparam("now"))
 INSERT_SESSION = insert(sessions)
 DELETE_SESSION = delete(sessions).where(sessions.c.id_hash == bindparam("h"))
+# A user's sessions (disabling the account ends them all), with their sids for the apps to tell.
+END_USER_SESSIONS = delete(sessions).where(sessions.c.user_id == bindparam("uid")).returning(sessions.c.sid)
 
 INTERACTION = select(interactions).where(
     interactions.c.id_hash == bindparam("h"), interactions.c.expires_at > bindparam("now")
@@ -121,7 +132,7 @@ FINISH_INTERACTION = (
 # The login POST: the interaction, the user the form names and, for an authorization request,
 # its client with that user's remembered consent, in one statement.
 LOGIN_CONTEXT = (
-    select(interactions, users.c.id, users.c.password_hash, clients, consents.c.scope)
+    select(interactions, users.c.id, users.c.password_hash, users.c.disabled_at, clients, consents.c.scope)
     .select_from(
         interactions.outerjoin(users, users.c.username == bindparam("name"))
         .outerjoin(clients, clients.c.client_id == interactions.c.params["client_id"].as_string())
@@ -142,7 +153,15 @@ INSERT_CONSENT = insert(consents)
 
 # -- authorization: the client with this browser's session and consent, in one statement ----
 AUTHORIZE_CONTEXT = (
-    select(clients, sessions.c.user_id, sessions.c.auth_time, consents.c.scope)
+    select(
+        clients,
+        sessions.c.user_id,
+        sessions.c.auth_time,
+        sessions.c.sid,
+        sessions.c.amr,
+        sessions.c.acr,
+        consents.c.scope,
+    )
     .select_from(
         clients.outerjoin(
             sessions, and_(sessions.c.id_hash == bindparam("session"), sessions.c.expires_at > bindparam("now"))
@@ -179,6 +198,21 @@ REVOKE_GRANT = (
 END_REFRESH_FAMILY = (
     update(refresh_tokens)
     .where(refresh_tokens.c.grant_id == bindparam("gid"), refresh_tokens.c.used_at.is_(None))
+    .values(used_at=bindparam("now"))
+)
+# Every grant of a user at once (the account is disabled): its codes, access and refresh tokens.
+REVOKE_USER_GRANTS = (
+    update(grants)
+    .where(grants.c.user_id == bindparam("uid"), grants.c.revoked_at.is_(None))
+    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
+    .returning(grants.c.id, grants.c.client_id, grants.c.sid)
+)
+END_USER_REFRESH_TOKENS = (
+    update(refresh_tokens)
+    .where(
+        refresh_tokens.c.grant_id.in_(select(grants.c.id).where(grants.c.user_id == bindparam("uid"))),
+        refresh_tokens.c.used_at.is_(None),
+    )
     .values(used_at=bindparam("now"))
 )
 INSERT_REFRESH = insert(refresh_tokens)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from types import MappingProxyType, SimpleNamespace
 from typing import Any, TypeVar
@@ -33,6 +33,7 @@ from campusid.idp.store.rows import (
     LoginContext,
     RefreshToken,
     Session,
+    SignIn,
     SigningKey,
     TokenSubject,
     User,
@@ -40,6 +41,14 @@ from campusid.idp.store.rows import (
 from campusid.idp.store.statements import all_statements
 
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Disabled:
+    """What disabling an account ended: its sessions' sids and its grants (id, client_id, sid)."""
+
+    sids: tuple[str, ...]
+    grants: tuple[tuple[str, str, str | None], ...]
 _CLIENT_WIDTH = len(fields(Client))
 
 
@@ -103,12 +112,18 @@ class Store(EventStore):
         self._used_refresh = _row_maker(RefreshToken, s.USE_REFRESH)
         self._subject = _row_maker(TokenSubject, s.TOKEN_SUBJECT)
         ctx_client = _row_maker(Client, s.AUTHORIZE_CONTEXT)
-        self._authorize_context = lambda r: AuthorizeContext(ctx_client(r), *r[_CLIENT_WIDTH:])
+        ctx_sign_in = _row_maker(SignIn, s.AUTHORIZE_CONTEXT, start=_CLIENT_WIDTH)
+        self._authorize_context = lambda r: AuthorizeContext(
+            ctx_client(r), ctx_sign_in(r) if r[_CLIENT_WIDTH] is not None else None, r[-1]
+        )
+        # LOGIN_CONTEXT's columns: the interaction's, the user's id, password hash and disabled_at,
+        # the client's, the consent's scope.
+        user_at = len(fields(Interaction))
+        client_at = user_at + 3
         login_interaction = _row_maker(Interaction, s.LOGIN_CONTEXT)
-        login_client = _row_maker(Client, s.LOGIN_CONTEXT, start=len(fields(Interaction)) + 2)
-        first_client = len(fields(Interaction)) + 2
+        login_client = _row_maker(Client, s.LOGIN_CONTEXT, start=client_at)
         self._login_context = lambda r: LoginContext(
-            login_interaction(r), r[7], r[8], login_client(r) if r[first_client] is not None else None, r[-1]
+            login_interaction(r), *r[user_at:client_at], login_client(r) if r[client_at] is not None else None, r[-1]
         )
 
     def prepared(self) -> dict[str, Prepared]:
@@ -160,6 +175,22 @@ class Store(EventStore):
 
     async def set_role(self, user_id: str, role: str) -> None:
         await self.db.execute(self.sql.SET_ROLE, {"uid": user_id, "new_role": role})
+
+    async def disable_user(self, user_id: str, now: int) -> Disabled | None:
+        """Disable the account and, in the same transaction, end every session of it and revoke
+        every grant (its codes, access and refresh tokens). None when it was disabled already."""
+        s, uid = self.sql, {"uid": user_id}
+        async with self.db.transaction() as tx:
+            if not await tx.execute(s.DISABLE_USER, {**uid, "at": now}):
+                return None
+            sids = [row[0] for row in await tx.fetch_all(s.END_USER_SESSIONS, uid)]
+            grants = [tuple(row) for row in await tx.fetch_all(s.REVOKE_USER_GRANTS, {**uid, "now": now})]
+            await tx.execute(s.END_USER_REFRESH_TOKENS, {**uid, "now": now})
+        return Disabled(tuple(sids), tuple(grants))
+
+    async def enable_user(self, user_id: str) -> bool:
+        """Let a disabled account sign in again; False when it was not disabled."""
+        return bool(await self.db.execute(self.sql.ENABLE_USER, {"uid": user_id}))
 
     # -- clients and their review ------------------------------------------------------------
     async def client(self, client_id: str) -> Client | None:

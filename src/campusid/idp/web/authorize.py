@@ -26,7 +26,7 @@ from campusid.idp.protocol.errors import (
 )
 from campusid.idp.protocol.params import MAX_PARAMS, decode_component
 from campusid.idp.protocol.redirect_uri import matches_registered
-from campusid.idp.store.rows import AuthorizeContext, Client, Grant
+from campusid.idp.store.rows import AuthorizeContext, Client, Grant, SignIn
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import error_page, is_form, read_body
 from campusid.idp.web.login_form import login_page
@@ -189,10 +189,11 @@ async def needs_consent(ctx: Context, user_id: str, client: Client, scopes: list
     return consent_needed(await ctx.store.consented_scopes(user_id, client.client_id), scopes, prompts)
 
 
-def code_grant(ctx: Context, client: Client, req: dict, user_id: str, auth_time: int) -> tuple[Response, Grant | None]:
+def code_grant(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> tuple[Response, Grant | None]:
     """The redirect with a new single-use code and the grant row that binds it to client,
-    redirect_uri, PKCE challenge, nonce, scopes, user and auth_time; the caller stores the row.
-    Over the login frequency limit: the error redirect, and no row."""
+    redirect_uri, PKCE challenge, nonce, scopes and the sign-in (user, auth_time, session, how);
+    the caller stores the row. Over the login frequency limit: the error redirect, and no row."""
+    user_id = sign_in.user_id
     limiter = ctx.limiter
     if limiter is not None:
         blocked = limiter.completed_login(user_id, client.client_id)
@@ -212,18 +213,21 @@ def code_grant(ctx: Context, client: Client, req: dict, user_id: str, auth_time:
         code_challenge=req["code_challenge"],
         nonce=req.get("nonce"),
         scope=" ".join(req["scopes"]),
-        auth_time=auth_time,
+        auth_time=sign_in.auth_time,
         created_at=now,
         code_expires_at=now + ctx.settings.code_ttl,
         code_used_at=None,
         revoked_at=None,
+        sid=sign_in.sid,
+        amr=sign_in.amr,
+        acr=sign_in.acr,
     )
     return _redirect(req["redirect_uri"], {"code": code, "state": req["state"], "iss": ctx.issuer}), grant
 
 
-async def issue_code(ctx: Context, client: Client, req: dict, user_id: str, auth_time: int) -> Response:
+async def issue_code(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> Response:
     """The redirect with a code, its grant stored (see code_grant)."""
-    response, grant = code_grant(ctx, client, req, user_id, auth_time)
+    response, grant = code_grant(ctx, client, req, sign_in)
     if grant is not None:
         await ctx.store.create_grant(grant)
     return response
@@ -283,11 +287,11 @@ async def decide(ctx: Context, context: AuthorizeContext, req: dict, now: int) -
     `context` carries the browser's live session and the user's remembered consent, read with
     the client in one statement."""
     prompts = set(req["prompts"])
-    user_id, auth_time = context.session_user_id, context.session_auth_time
+    session = context.session
     login_needed = (
-        user_id is None
+        session is None
         or "login" in prompts
-        or (req["max_age"] is not None and (req["max_age"] == 0 or now - auth_time > req["max_age"]))
+        or (req["max_age"] is not None and (req["max_age"] == 0 or now - session.auth_time > req["max_age"]))
     )
     if login_needed:
         if "none" in prompts:
@@ -305,4 +309,4 @@ async def decide(ctx: Context, context: AuthorizeContext, req: dict, now: int) -
         response = RedirectResponse(ctx.path("/consent"), status_code=303, headers={"Cache-Control": "no-store"})
         await begin_interaction(ctx, response, new_interaction(ctx, "authorize", req))
         return response
-    return await issue_code(ctx, context.client, req, user_id, auth_time)
+    return await issue_code(ctx, context.client, req, session)

@@ -10,8 +10,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.authn import password_sign_in
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
-from campusid.idp.store.rows import Client
+from campusid.idp.store.rows import Client, SignIn
 from campusid.idp.web.authorize import (
     code_grant,
     consent_needed,
@@ -125,19 +126,28 @@ async def login_post(request: Request) -> Response:
             )
     if not ok or user_id is None:
         return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
+    if interaction.login.disabled_at is not None:  # said only to whoever knows the password
+        return login_page(
+            ctx,
+            interaction,
+            403,
+            error="This account is disabled. Ask the university's IT service desk to enable it.",
+            username=username,
+        )
     if ctx.passwords.needs_rehash(stored_hash):
         new_hash = await ctx.passwords.hash_async(password)
         await ctx.store.set_password_hash(user_id, new_hash)
     now = int(time.time())
+    sign_in = password_sign_in(user_id, now)
     if interaction.kind == "authorize":
-        return await _complete_login(ctx, request, interaction, user_id, now)
+        return await _complete_login(ctx, request, interaction, sign_in)
     response = _see_other(interaction.params.get("next") or ctx.path("/"))
     await finish_interaction(ctx, interaction, response)
-    await start_session(ctx, request, response, user_id, now)
+    await start_session(ctx, request, response, sign_in)
     return response
 
 
-async def _complete_login(ctx: Context, request: Request, interaction: Pending, user_id: str, now: int) -> Response:
+async def _complete_login(ctx: Context, request: Request, interaction: Pending, sign_in: SignIn) -> Response:
     """After the password: straight back to the application with a code when the user already
     consented to these scopes (and prompt=consent was not asked), otherwise on to the consent
     page. The interaction ends, the session starts and the code's grant (or the consent step) is
@@ -149,16 +159,16 @@ async def _complete_login(ctx: Context, request: Request, interaction: Pending, 
     else:
         remembered = remembered_scopes(interaction.login.consent_scope)
         if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
-            response, grant = code_grant(ctx, client, req, user_id, now)
+            response, grant = code_grant(ctx, client, req, sign_in)
             clear_interaction_cookie(ctx, response)
         else:
             # The signed-in interaction gets a new id, like the session: a planted interaction
             # cookie must not carry this user's login to whoever planted it.
             response = _see_other(ctx.path("/consent"))
-            pending = new_interaction(ctx, "authorize", req, user_id=user_id, auth_time=now)
+            pending = new_interaction(ctx, "authorize", req, sign_in)
             next_step = pending.interaction
             set_interaction_cookie(ctx, response, pending.raw_id)
-    session_raw, session = new_session(ctx, user_id, now)
+    session_raw, session = new_session(ctx, sign_in)
     finished = await ctx.store.complete_login(
         interaction.id_hash, session, previous_session_hash(ctx, request), grant=grant, next_interaction=next_step
     )
@@ -168,14 +178,12 @@ async def _complete_login(ctx: Context, request: Request, interaction: Pending, 
     return response
 
 
-async def _consent_subject(ctx: Context, request: Request, interaction: Pending) -> tuple[str, int] | None:
+async def _consent_subject(ctx: Context, request: Request, interaction: Pending) -> SignIn | None:
     """Who is consenting: the user who just logged in for this interaction, else the session's."""
-    if interaction.interaction.user_id:
-        return interaction.interaction.user_id, interaction.interaction.auth_time
+    if interaction.interaction.sign_in is not None:
+        return interaction.interaction.sign_in
     session = await current_session(ctx, request)
-    if session is not None:
-        return session.user_id, session.auth_time
-    return None
+    return session.sign_in if session is not None else None
 
 
 async def _consent_context(ctx: Context, request: Request):
@@ -209,9 +217,9 @@ async def consent_get(request: Request) -> Response:
     if failure is not None:
         return failure
     req = interaction.params
-    if not await needs_consent(ctx, subject[0], client, req["scopes"], set(req["prompts"])):
+    if not await needs_consent(ctx, subject.user_id, client, req["scopes"], set(req["prompts"])):
         return await _complete(ctx, interaction, client, subject, "allow")
-    user = await ctx.store.user(subject[0])
+    user = await ctx.store.user(subject.user_id)
     return page(
         ctx,
         "consent.html",
@@ -239,12 +247,13 @@ async def consent_post(request: Request) -> Response:
     if decision not in ("allow", "deny"):
         return error_page(ctx, "Choose Allow or Deny.")
     if decision == "allow":
-        await ctx.store.remember_consent(subject[0], client.client_id, interaction.params["scopes"], int(time.time()))
+        scopes = interaction.params["scopes"]
+        await ctx.store.remember_consent(subject.user_id, client.client_id, scopes, int(time.time()))
     return await _complete(ctx, interaction, client, subject, decision)
 
 
 async def _complete(
-    ctx: Context, interaction: Pending, client: Client, subject: tuple[str, int], decision: str
+    ctx: Context, interaction: Pending, client: Client, subject: SignIn, decision: str
 ) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
     req = interaction.params
@@ -253,7 +262,7 @@ async def _complete(
     if decision == "deny":
         out = error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])
     else:
-        out = await issue_code(ctx, client, req, *subject)
+        out = await issue_code(ctx, client, req, subject)
     clear_interaction_cookie(ctx, out)
     return out
 

@@ -16,6 +16,7 @@ from campusid.idp.keys import ACCESS_TOKEN_ALG
 from campusid.idp.protocol import access_tokens
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.access_tokens import bearer_challenge
+from campusid.idp.protocol.authn import ACR_MFA, ACR_PASSWORD
 from campusid.idp.protocol.client_auth import authenticate
 from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
 from campusid.idp.protocol.params import parse_urlencoded
@@ -55,6 +56,9 @@ def discovery_document(ctx: Context) -> dict:
             "iat",
             "auth_time",
             "nonce",
+            "sid",
+            "amr",
+            "acr",
             "name",
             "given_name",
             "family_name",
@@ -62,6 +66,7 @@ def discovery_document(ctx: Context) -> dict:
             "student_number",
         ],
         "prompt_values_supported": ["none", "login", "consent"],
+        "acr_values_supported": [ACR_PASSWORD, ACR_MFA],
         "authorization_response_iss_parameter_supported": True,
         "request_parameter_supported": False,
         "request_uri_parameter_supported": False,

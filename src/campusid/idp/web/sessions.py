@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.crypto import b64url, equal, new_token, token_hash
-from campusid.idp.store.rows import Interaction, LoginContext, Session
+from campusid.idp.store.rows import Interaction, LoginContext, Session, SignIn
 from campusid.idp.web import cookies
 from campusid.idp.web.context import Context
 
@@ -59,6 +59,10 @@ class CurrentSession:
     def auth_time(self) -> int:
         return self.session.auth_time
 
+    @property
+    def sign_in(self) -> SignIn:
+        return self.session.sign_in
+
 
 def session_cookie(ctx: Context, request: Request) -> str | None:
     """This browser's session id as its cookie holds it (not yet checked against the store)."""
@@ -74,15 +78,19 @@ async def current_session(ctx: Context, request: Request) -> CurrentSession | No
     return CurrentSession(raw, row) if row is not None else None
 
 
-def new_session(ctx: Context, user_id: str, auth_time: int) -> tuple[str, Session]:
-    """A fresh session: its id (the cookie value) and the row the store keeps (the id's hash)."""
+def new_session(ctx: Context, sign_in: SignIn) -> tuple[str, Session]:
+    """A fresh session for `sign_in`: its id (the cookie value) and the row the store keeps (the
+    id's hash, and the sign-in with its public `sid`)."""
     raw = new_token(32)
     row = Session(
         id_hash=token_hash(raw),
-        user_id=user_id,
-        auth_time=auth_time,
-        created_at=auth_time,
-        expires_at=auth_time + ctx.settings.session_ttl,
+        user_id=sign_in.user_id,
+        auth_time=sign_in.auth_time,
+        created_at=sign_in.auth_time,
+        expires_at=sign_in.auth_time + ctx.settings.session_ttl,
+        sid=sign_in.sid,
+        amr=sign_in.amr,
+        acr=sign_in.acr,
     )
     return raw, row
 
@@ -97,9 +105,9 @@ def set_session_cookie(ctx: Context, response: Response, raw: str) -> None:
     _set(ctx, response, SESSION, raw, ctx.settings.session_ttl)
 
 
-async def start_session(ctx: Context, request: Request, response: Response, user_id: str, auth_time: int) -> None:
+async def start_session(ctx: Context, request: Request, response: Response, sign_in: SignIn) -> None:
     """A fresh session id at every login; the browser's previous session ends server-side."""
-    raw, row = new_session(ctx, user_id, auth_time)
+    raw, row = new_session(ctx, sign_in)
     await ctx.store.start_session(row, replaces=previous_session_hash(ctx, request))
     set_session_cookie(ctx, response, raw)
 
@@ -142,24 +150,25 @@ def new_interaction(
     ctx: Context,
     kind: str,
     params: dict,
-    user_id: str | None = None,
-    auth_time: int | None = None,
+    sign_in: SignIn | None = None,
     *,
     raw: str | None = None,
 ) -> Pending:
     """A pending interaction, not yet stored: its id (the cookie value; `raw` when the caller drew
-    it already) and the row the store keeps; `user_id` and `auth_time` when the user has just
-    signed in for it."""
+    it already) and the row the store keeps; `sign_in` when the user has just signed in for it."""
     raw = raw or new_interaction_id()
     now = int(time.time())
     row = Interaction(
         id_hash=token_hash(raw),
         kind=kind,
         params=params,
-        user_id=user_id,
-        auth_time=auth_time,
+        user_id=sign_in.user_id if sign_in else None,
+        auth_time=sign_in.auth_time if sign_in else None,
         created_at=now,
         expires_at=now + ctx.settings.interaction_ttl,
+        sid=sign_in.sid if sign_in else None,
+        amr=sign_in.amr if sign_in else None,
+        acr=sign_in.acr if sign_in else None,
     )
     return Pending(raw, row)
 

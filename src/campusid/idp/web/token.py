@@ -22,6 +22,7 @@ from starlette.responses import Response
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import pkce
 from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.authn import amr_claim
 from campusid.idp.protocol.client_auth import credentials, verify
 from campusid.idp.protocol.errors import (
     InvalidClient,
@@ -91,7 +92,14 @@ async def mint(ctx: Context, client: Client, grant: Grant, scopes: list[str], no
     }
     if "openid" in scopes:
         body["id_token"] = ctx.minter.id_token(
-            sub=sub, client_id=client.client_id, auth_time=grant.auth_time, nonce=nonce, now=now
+            sub=sub,
+            client_id=client.client_id,
+            auth_time=grant.auth_time,
+            nonce=nonce,
+            now=now,
+            sid=grant.sid,
+            amr=amr_claim(grant.amr),
+            acr=grant.acr,
         )
     if wants_refresh_token(client, scopes):
         refresh = new_token(32)

@@ -1,0 +1,69 @@
+"""Disabling and enabling accounts (`campusid users disable|enable USERNAME --by ADMIN`).
+
+Disabling is one transaction in the store: the account is marked, every session of it ends and
+every grant is revoked (codes, access and refresh tokens: userinfo and the records API refuse its
+access tokens at once, since they check the grant). The result names the sessions and grants that
+ended, so the apps that hold them can be told. A disabled account cannot sign in, whatever the
+password; enabling it lets it sign in again (nothing ended comes back).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from campusid.idp import events as ev
+from campusid.idp.events import Events
+from campusid.idp.store import Store
+from campusid.idp.store.rows import User
+from campusid.idp.store.store import Disabled
+
+
+class AccountError(Exception):
+    """A change that cannot be made; the message says why."""
+
+
+@dataclass(frozen=True)
+class AccountChange:
+    user: User
+    changed: bool  # False: it was in that state already
+    ended: Disabled | None = None
+
+    def as_json(self) -> dict:
+        out = {"username": self.user.username, "disabled": self.user.disabled, "changed": self.changed}
+        if self.ended is not None:
+            out["sessions_ended"] = len(self.ended.sids)
+            out["grants_revoked"] = len(self.ended.grants)
+        return out
+
+
+async def _admin_and_target(store: Store, username: str, by: str) -> tuple[User, User]:
+    admin = await store.user_by_username(by)
+    if admin is None or admin.role != "admin" or admin.disabled:
+        raise AccountError(f"--by must name an active admin; {by!r} is not one")
+    user = await store.user_by_username(username)
+    if user is None:
+        raise AccountError(f"no user named {username!r}")
+    if user.id == admin.id:
+        raise AccountError("an admin cannot disable or enable their own account")
+    return admin, user
+
+
+async def disable(store: Store, events: Events, username: str, *, by: str, now: int) -> AccountChange:
+    admin, user = await _admin_and_target(store, username, by)
+    ended = await store.disable_user(user.id, now)
+    if ended is None:
+        return AccountChange(user, changed=False)
+    await events.record(
+        ev.USER_DISABLED,
+        username=user.username,
+        detail=f"by {admin.username}; {len(ended.sids)} session(s) ended, {len(ended.grants)} grant(s) revoked",
+    )
+    return AccountChange(await store.user(user.id) or user, changed=True, ended=ended)
+
+
+async def enable(store: Store, events: Events, username: str, *, by: str) -> AccountChange:
+    admin, user = await _admin_and_target(store, username, by)
+    changed = await store.enable_user(user.id)
+    if changed:
+        await events.record(ev.USER_ENABLED, username=user.username, detail=f"by {admin.username}")
+    return AccountChange(await store.user(user.id) or user, changed=changed)
