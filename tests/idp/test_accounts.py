@@ -115,3 +115,20 @@ def test_only_an_active_admin_other_than_the_user_may_disable_and_nothing_change
         assert "Traceback" not in proc.stderr
     assert not idp.db.user_by_username("alice").disabled
     assert idp.db.events(type="user_disabled") == []
+
+
+def test_signing_out_ends_the_grants_of_that_session_only(idp, browser):
+    """A session's end revokes what was issued in it: its refresh tokens fail at once, its access
+    tokens are refused by userinfo; a grant of another browser's session goes on."""
+    ours = native_tokens(idp, browser).json()
+    with idp.client() as other_browser:
+        theirs = native_tokens(idp, other_browser).json()
+    action, fields = form_fields(browser.get("/logout").text, "logout-form")
+    assert browser.post(action, data=fields).status_code == 200
+    refresh = {"grant_type": "refresh_token", "client_id": idp.native_id}
+    mine = browser.post("/oauth/token", data={**refresh, "refresh_token": ours["refresh_token"]})
+    assert mine.status_code == 400 and mine.json()["error"] == "invalid_grant"
+    userinfo = browser.get("/oauth/userinfo", headers={"Authorization": f"Bearer {ours['access_token']}"})
+    assert userinfo.status_code == 401
+    other = browser.post("/oauth/token", data={**refresh, "refresh_token": theirs["refresh_token"]})
+    assert other.status_code == 200, other.text

@@ -15,7 +15,7 @@ from campusid.idp import events as ev
 from campusid.idp.events import Events
 from campusid.idp.store import Store
 from campusid.idp.store.rows import User
-from campusid.idp.store.store import Disabled
+from campusid.idp.store.store import Ended
 
 
 class AccountError(Exception):
@@ -26,7 +26,7 @@ class AccountError(Exception):
 class AccountChange:
     user: User
     changed: bool  # False: it was in that state already
-    ended: Disabled | None = None
+    ended: Ended | None = None
 
     def as_json(self) -> dict:
         out = {"username": self.user.username, "disabled": self.user.disabled, "changed": self.changed}

@@ -119,6 +119,14 @@ DELETE_KEY = delete(signing_keys).where(signing_keys.c.kid == bindparam("kid"))
 SESSION = select(sessions).where(sessions.c.id_hash == bindparam("h"), sessions.c.expires_at > bindparam("now"))
 INSERT_SESSION = insert(sessions)
 DELETE_SESSION = delete(sessions).where(sessions.c.id_hash == bindparam("h"))
+# Ending one session: by the browser's cookie (logout) or by its sid for its own user (the account
+# page); either returns who it was, for the grants issued in it to be revoked with it.
+END_SESSION = delete(sessions).where(sessions.c.id_hash == bindparam("h")).returning(sessions.c.sid, sessions.c.user_id)
+END_SESSION_BY_SID = (
+    delete(sessions)
+    .where(sessions.c.sid == bindparam("sid"), sessions.c.user_id == bindparam("uid"))
+    .returning(sessions.c.sid, sessions.c.user_id)
+)
 # A user's sessions (disabling the account ends them all), with their sids for the apps to tell.
 END_USER_SESSIONS = delete(sessions).where(sessions.c.user_id == bindparam("uid")).returning(sessions.c.sid)
 
@@ -211,6 +219,21 @@ END_USER_REFRESH_TOKENS = (
     update(refresh_tokens)
     .where(
         refresh_tokens.c.grant_id.in_(select(grants.c.id).where(grants.c.user_id == bindparam("uid"))),
+        refresh_tokens.c.used_at.is_(None),
+    )
+    .values(used_at=bindparam("now"))
+)
+# Every grant issued in one session (it ended): codes, access and refresh tokens.
+REVOKE_SESSION_GRANTS = (
+    update(grants)
+    .where(grants.c.sid == bindparam("sid"), grants.c.revoked_at.is_(None))
+    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
+    .returning(grants.c.id, grants.c.client_id, grants.c.sid)
+)
+END_SESSION_REFRESH_TOKENS = (
+    update(refresh_tokens)
+    .where(
+        refresh_tokens.c.grant_id.in_(select(grants.c.id).where(grants.c.sid == bindparam("sid"))),
         refresh_tokens.c.used_at.is_(None),
     )
     .values(used_at=bindparam("now"))

@@ -44,9 +44,11 @@ R = TypeVar("R")
 
 
 @dataclass(frozen=True)
-class Disabled:
-    """What disabling an account ended: its sessions' sids and its grants (id, client_id, sid)."""
+class Ended:
+    """What ended with a session or an account: the user, the sessions' sids and the grants
+    revoked with them (id, client_id, sid) — what the apps holding them are to be told."""
 
+    user_id: str
     sids: tuple[str, ...]
     grants: tuple[tuple[str, str, str | None], ...]
 _CLIENT_WIDTH = len(fields(Client))
@@ -176,7 +178,7 @@ class Store(EventStore):
     async def set_role(self, user_id: str, role: str) -> None:
         await self.db.execute(self.sql.SET_ROLE, {"uid": user_id, "new_role": role})
 
-    async def disable_user(self, user_id: str, now: int) -> Disabled | None:
+    async def disable_user(self, user_id: str, now: int) -> Ended | None:
         """Disable the account and, in the same transaction, end every session of it and revoke
         every grant (its codes, access and refresh tokens). None when it was disabled already."""
         s, uid = self.sql, {"uid": user_id}
@@ -186,7 +188,7 @@ class Store(EventStore):
             sids = [row[0] for row in await tx.fetch_all(s.END_USER_SESSIONS, uid)]
             grants = [tuple(row) for row in await tx.fetch_all(s.REVOKE_USER_GRANTS, {**uid, "now": now})]
             await tx.execute(s.END_USER_REFRESH_TOKENS, {**uid, "now": now})
-        return Disabled(tuple(sids), tuple(grants))
+        return Ended(user_id, tuple(sids), tuple(grants))
 
     async def enable_user(self, user_id: str) -> bool:
         """Let a disabled account sign in again; False when it was not disabled."""
@@ -291,8 +293,25 @@ class Store(EventStore):
             await tx.execute(self.sql.DELETE_SESSION, {"h": replaces})
             await tx.execute(self.sql.INSERT_SESSION, vars(session))
 
-    async def end_session(self, id_hash: str) -> None:
-        await self.db.execute(self.sql.DELETE_SESSION, {"h": id_hash})
+    async def end_session(self, id_hash: str, now: int) -> Ended | None:
+        """End the browser's session (by its cookie's hash) and revoke every grant issued in it,
+        in one transaction; None when there was no such session (ended already)."""
+        return await self._end_session(self.sql.END_SESSION, {"h": id_hash}, now)
+
+    async def end_session_by_sid(self, sid: str, user_id: str, now: int) -> Ended | None:
+        """The same for the session `sid` of `user_id` (another session of one's own account)."""
+        return await self._end_session(self.sql.END_SESSION_BY_SID, {"sid": sid, "uid": user_id}, now)
+
+    async def _end_session(self, q: Prepared, key: dict, now: int) -> Ended | None:
+        s = self.sql
+        async with self.db.transaction() as tx:
+            row = await tx.fetch_one(q, key)
+            if row is None:
+                return None
+            sid, user_id = row[0], row[1]
+            grants = [tuple(g) for g in await tx.fetch_all(s.REVOKE_SESSION_GRANTS, {"sid": sid, "now": now})]
+            await tx.execute(s.END_SESSION_REFRESH_TOKENS, {"sid": sid, "now": now})
+        return Ended(user_id, (sid,), tuple(grants))
 
     # -- pending interactions and the login ----------------------------------------------------
     async def interaction(self, id_hash: str, now: int) -> Interaction | None:

@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from campusid.idp.crypto import b64url, equal, new_token, token_hash
 from campusid.idp.store.rows import Interaction, LoginContext, Session, SignIn
+from campusid.idp.store.store import Ended
 from campusid.idp.web import cookies
 from campusid.idp.web.context import Context
 
@@ -112,11 +113,13 @@ async def start_session(ctx: Context, request: Request, response: Response, sign
     set_session_cookie(ctx, response, raw)
 
 
-async def end_session(ctx: Context, request: Request, response: Response) -> None:
+async def end_session(ctx: Context, request: Request, response: Response) -> Ended | None:
+    """Sign this browser out: its session ends server-side with every grant issued in it (the
+    apps' refresh and access tokens stop working), and its cookie is cleared."""
     raw = _cookie(ctx, request, SESSION)
-    if raw is not None:
-        await ctx.store.end_session(token_hash(raw))
+    ended = await ctx.store.end_session(token_hash(raw), int(time.time())) if raw is not None else None
     _clear(ctx, response, SESSION)
+    return ended
 
 
 # -- interactions (a pending login or consent) ------------------------------------------------
