@@ -476,20 +476,12 @@ def records_import(file: Path, as_json: JsonOpt = False):
 
 # -- serving ----------------------------------------------------------------------------------
 def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
+    """One way to serve, whatever the number of workers: uvicorn builds the app with
+    `campusid.idp.asgi:app_factory` from the environment, in this process (one worker) or in each
+    worker process under uvicorn's supervisor, which restarts a worker that dies and stops them
+    gracefully on SIGTERM/SIGINT."""
     import uvicorn
 
-    from campusid.idp.app import create_app
-    from campusid.idp.server import CorkedHttpToolsProtocol
-
-    options = {
-        "host": host,
-        "port": port,
-        "http": CorkedHttpToolsProtocol,  # one write per response (see idp/server.py)
-        "proxy_headers": False,
-        "server_header": False,
-        "log_level": "warning",
-        "access_log": False,
-    }
     if workers > 1:
         if not cfg.redis_url:
             err.print(
@@ -498,11 +490,19 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
             )
         if cfg.database_url.startswith("sqlite"):
             err.print("[yellow]warning:[/] several workers on SQLite share one file; use PostgreSQL to scale out")
-        os.environ.setdefault("CAMPUSID_ISSUER", cfg.issuer.canonical)
-        os.environ.setdefault("CAMPUSID_SECRET_KEY", cfg.secret_key)
-        uvicorn.run("campusid.idp.asgi:app_factory", factory=True, workers=workers, **options)
-        return
-    uvicorn.run(create_app(cfg), **options)
+    # The factory reads the settings from the environment; the issuer's default depends on --port.
+    os.environ["CAMPUSID_ISSUER"] = cfg.issuer.canonical
+    uvicorn.run(
+        "campusid.idp.asgi:app_factory",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        proxy_headers=False,  # X-Forwarded-For is read by the app, from trusted proxies only
+        server_header=False,
+        log_level="warning",
+        access_log=False,
+    )
 
 
 @app.command()

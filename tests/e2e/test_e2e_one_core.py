@@ -1,7 +1,6 @@
-"""A `campusid serve` that may use one CPU, as the benchmark runs it: one hashing thread, and the
-event loop and that thread taking turns on the core (idp/passwords.py, idp/hash_turns.py).
-Concurrent logins, right and wrong, each get their own answer over real HTTP, and the ID tokens
-they lead to verify."""
+"""A `campusid serve` that may use one CPU, as the benchmark runs it: one hashing thread beside
+the event loop on that core (idp/passwords.py). Concurrent logins, right and wrong, each get
+their own answer over real HTTP, and the ID tokens they lead to verify."""
 
 import os
 import threading

@@ -1,5 +1,6 @@
-"""ASGI entry point for multi-worker servers: `uvicorn --factory campusid.idp.asgi:app_factory`
-or `gunicorn -k uvicorn.workers.UvicornWorker 'campusid.idp.asgi:app_factory()'`."""
+"""The ASGI app factory every server process uses: `campusid serve` (one worker or several, under
+uvicorn's supervisor) runs `uvicorn --factory campusid.idp.asgi:app_factory` with the settings in
+the environment."""
 
 from campusid.idp.app import create_app
 from campusid.idp.settings import load_settings

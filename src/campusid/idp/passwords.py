@@ -1,104 +1,45 @@
-"""User passwords: argon2id with configurable parameters and rehash on login (DESIGN 2)."""
+"""User passwords: argon2id with configurable parameters and rehash on login."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import queue
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from campusid.idp import hash_turns
-
 
 def usable_cores() -> int:
+    """The CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-class HashWorkers:
-    """One thread per usable core, each taking the next hash from a queue as soon as it has
-    finished one. The event loop only enqueues and is handed the result: a worker never waits for
-    the loop to dispatch its next job, so the core does not idle between hashes while the loop is
-    busy with other requests (anyio's to_thread with a capacity limiter did wait). The loop and
-    the workers take turns on a shared core rather than preempting each other, and while hashes
-    queue the loop takes its turns in batches (hash_turns; `backlog` tells it when)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._turns: tuple[hash_turns.LoopTurns, ...] = ()  # the loops that awaited a hash here
-        self._started = False
-        self._lock = threading.Lock()
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        if not self._started:
-            self._start()
-        loop = asyncio.get_running_loop()
-        turns = hash_turns.loop_turns(loop)
-        if turns not in self._turns:
-            turns.add_backlog(self.backlog)
-            self._turns = (*self._turns, turns)
-        future = loop.create_future()
-        self._jobs.put((fn, args, loop, future))
-        turns.arm()
-        with hash_turns.loop_batching():
-            return await future
-
-    def backlog(self) -> bool:
-        """True while hashes wait for a worker: every worker is busy and more are queued."""
-        return not self._jobs.empty()
-
-    def _start(self) -> None:
-        with self._lock:
-            if not self._started:
-                for n in range(self._size):
-                    threading.Thread(target=self._work, name=f"campusid-argon2-{n}", daemon=True).start()
-                self._started = True
-
-    def _work(self) -> None:
-        hash_turns.worker_slice()
-        while True:
-            fn, args, loop, future = self._jobs.get()
-            if future.cancelled():
-                continue
-            try:
-                result, error = fn(*args), None
-            except BaseException as exc:  # handed to the awaiting request
-                result, error = None, exc
-            if self._jobs.empty():  # before the result: a loop asleep between turns must feed the queue now
-                for turns in self._turns:
-                    turns.wake()
-            # RuntimeError: that event loop has closed meanwhile, so nobody is waiting
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_settle, future, result, error)
-
-
-def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
-    hash_turns.note_activity()
-    if future.cancelled():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
-
-
 class Passwords:
-    """argon2id hashing. The async methods run it on worker threads, at most one per core at a
-    time: more would only queue for the CPU while each holds its 19 MiB, so memory under a burst of
-    logins stays bounded and throughput is what the cores allow."""
+    """argon2id hashing. The async methods run it on a pool of one thread per usable core, so a
+    login never blocks the event loop, at most one hash per core runs at a time (more would only
+    queue for the CPU while each holds its 19 MiB: memory under a burst of logins stays bounded
+    and throughput is what the cores allow), and the rest wait in the pool's queue.
 
-    def __init__(self, time_cost: int = 2, memory_cost: int = 19 * 1024, parallelism: int = 1) -> None:
-        self._workers = HashWorkers(usable_cores())
+    A ThreadPoolExecutor rather than anyio's to_thread with a CapacityLimiter: an executor's
+    thread takes the next queued hash itself the moment it finishes one, while a capacity
+    limiter hands the next job over only when the event loop gets round to it, so a core would
+    idle between hashes whenever the loop is busy with other requests. argon2-cffi releases the
+    GIL while it hashes, so the threads hash in parallel with each other and with the loop."""
+
+    def __init__(
+        self, time_cost: int = 2, memory_cost: int = 19 * 1024, parallelism: int = 1, *, threads: int | None = None
+    ) -> None:
         self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_cost, parallelism=parallelism)
         # A hash of a random password, verified when the user does not exist, so an unknown
         # user costs the same time as a wrong password (no user enumeration by timing).
         self._dummy = self._hasher.hash("campusid-dummy-password-for-timing")
+        self.threads = threads or usable_cores()
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def hash(self, password: str) -> str:
         return self._hasher.hash(password)
@@ -117,7 +58,29 @@ class Passwords:
             return True
 
     async def verify_async(self, stored_hash: str | None, password: str) -> bool:
-        return await self._workers.run(self.verify, stored_hash, password)
+        return await self._run(self.verify, stored_hash, password)
 
     async def hash_async(self, password: str) -> str:
-        return await self._workers.run(self.hash, password)
+        return await self._run(self.hash, password)
+
+    def close(self) -> None:
+        """Stop the hashing threads once their current hash is done; hashes still queued are
+        dropped. The next async call starts a new pool (an app's lifespan may run again)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        # A caller that goes away (client disconnected) cancels its future: a hash still queued is
+        # then never run; one already running finishes and its result is dropped.
+        return await asyncio.get_running_loop().run_in_executor(self._executor(), fn, *args)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        pool = self._pool
+        if pool is None:
+            with self._pool_lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="campusid-argon2")
+                pool = self._pool
+        return pool
