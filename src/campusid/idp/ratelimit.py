@@ -1,4 +1,4 @@
-"""The login frequency limit (SPEC 8, DESIGN 3.9) on the `limits` library, moving window.
+"""The login frequency limit (SPEC 8) on moving windows (idp/moving_window.py).
 
 Four counters, each a moving window (an event counts for exactly one window after it happened):
 
@@ -10,16 +10,18 @@ Four counters, each a moving window (an event counts for exactly one window afte
 - authorization codes issued per user and client (`CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT`, 30/hour);
 - token endpoint requests per client (`CAMPUSID_LIMIT_TOKEN_PER_CLIENT`, 600/minute).
 
-Counters live in memory (one process: `ratelimit_memory.WindowMemoryStorage`, a `limits` storage
-with the library's moving-window answers, O(1) per hit and no threads) or in Redis
-(`CAMPUSID_REDIS_URL`, shared by workers). A key never holds a username, user id or IP in clear:
-identifiers are HMAC-SHA256 under a key derived from CAMPUSID_SECRET_KEY (the last few thousand
-derived keys are kept in memory, since the same users and clients come back), and every key is
-namespaced by a digest of the issuer.
+Limits are written in the `limits` library's notation. Counters live in this process's memory, or
+in Redis (`CAMPUSID_REDIS_URL`, shared by workers). A key never holds a username, user id or IP in
+clear: identifiers are HMAC-SHA256 under a key derived from CAMPUSID_SECRET_KEY (the last few
+thousand derived keys are kept in memory, since the same users and clients come back), and every
+key is namespaced by a digest of the issuer. `clock` is the one time every window and Retry-After
+is counted in (tests substitute it).
 
-The strategy is the library's moving window. `clock` is what this module reads for Retry-After and
-what the memory storage reads (setting it sets both); `limits`' Redis storage reads `time.time()`
-inside its module, and tests substitute one clock in all places.
+When the counters cannot be reached, password submissions fail closed (503 and a human message:
+a brute force must not get through a Redis outage) while codes and tokens fail open (their limits
+only shed load). The log says so in one line when the outage begins and one when it ends, never
+a line per request; meanwhile the counters are tried again at most once every PROBE_EVERY seconds,
+so requests do not each wait for an unreachable Redis to time out.
 """
 
 from __future__ import annotations
@@ -34,22 +36,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
-from limits.errors import StorageError
-from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
 from starlette.requests import Request
 
 from campusid.idp.crypto import derive_key
+from campusid.idp.moving_window import CountersUnavailable, MemoryWindows, MovingWindows, RedisWindows
 from campusid.idp.protocol.errors import SlowDown
-from campusid.idp.ratelimit_memory import WindowMemoryStorage
 from campusid.idp.settings import Settings
 
 log = logging.getLogger("campusid.ratelimit")
 
-# When the counter store cannot be reached: password checks fail closed for this long (a brute
-# force must not get through a Redis outage), codes and tokens fail open (they only shed load).
-STORAGE_DOWN_RETRY = 30
-_REDIS_TIMEOUTS = {"socket_connect_timeout": 2, "socket_timeout": 2}
+UNAVAILABLE_RETRY = 10  # Retry-After of a password submission refused while the counters are down
+PROBE_EVERY = 1.0  # seconds between two attempts to reach counters that were unreachable
 # derived keys kept per (kind, identifier); the dict is emptied when full. Longer identifiers are
 # not kept, so the cache stays small whatever a caller passes in.
 _ID_CACHE_SIZE = 4096
@@ -71,6 +68,16 @@ class Limits:
             logins_per_user_client=parse(settings.limit_logins_per_user_client),
             token_per_client=parse(settings.limit_token_per_client),
         )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A password submission that is not checked: over a limit (429) or the counters cannot be
+    reached (503). `message` is for the person at the login page."""
+
+    status: int
+    retry_after: int
+    message: str
 
 
 def client_ip(request: Request, trusted_proxies: tuple = ()) -> str:
@@ -119,133 +126,154 @@ def _bucket(address) -> str:
 
 
 class Limiter:
-    """The hooks the login page, the authorization endpoint and the token endpoint call."""
+    """The hooks the login page, the authorization endpoint and the token endpoint await."""
 
     def __init__(
         self,
         limits: Limits,
         *,
-        storage_uri: str,
+        windows: MovingWindows,
         secret_key: str,
         issuer: str,
         trusted_proxies: tuple = (),
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.limits = limits
+        self.windows = windows
         self.trusted_proxies = trusted_proxies
-        namespace = "campusid:" + hashlib.sha256(issuer.encode()).hexdigest()[:16]
-        if storage_uri.split("://", 1)[0] == "memory":
-            self.storage = WindowMemoryStorage(storage_uri, wrap_exceptions=True, clock=clock)
-        else:
-            options = dict(_REDIS_TIMEOUTS) if storage_uri.startswith(("redis", "rediss")) else {}
-            if options:
-                options["key_prefix"] = namespace
-            self.storage = storage_from_string(storage_uri, wrap_exceptions=True, **options)
         self.clock = clock
-        self.namespace = namespace
-        self._window = MovingWindowRateLimiter(self.storage)
+        self.namespace = "campusid:" + hashlib.sha256(issuer.encode()).hexdigest()[:16]
         self._key = derive_key(secret_key, "campusid/ratelimit/v1")
-        self._ids: dict[tuple[str, str], tuple[str, str]] = {}
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        return self._clock
-
-    @clock.setter
-    def clock(self, clock: Callable[[], float]) -> None:
-        """The time Retry-After is counted from; in memory mode also the time the windows read."""
-        self._clock = clock
-        if isinstance(self.storage, WindowMemoryStorage):
-            self.storage.clock = clock
+        self._ids: dict[tuple[str, str], str] = {}
+        self.probe_every = PROBE_EVERY
+        self._down_since: float | None = None  # time.monotonic() when the counters became unreachable
+        self._failed_at = 0.0  # time.monotonic() of the last failure to reach them
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limiter:
         return cls(
             Limits.from_settings(settings),
-            storage_uri=settings.redis_url or "memory://",
+            windows=RedisWindows(settings.redis_url) if settings.redis_url else MemoryWindows(),
             secret_key=settings.secret_key,
             issuer=settings.issuer.canonical,
             trusted_proxies=settings.trusted_proxies,
         )
 
+    async def close(self) -> None:
+        await self.windows.close()
+
     # -- the hooks ---------------------------------------------------------------------------
-    def before_password(self, username: str, request: Request) -> int | None:
+    async def before_password(self, username: str, request: Request) -> Refusal | None:
         """Before the password is verified: every submission counts for the client IP (one for
-        a locked account too); seconds to wait when the IP is out of submissions or the account
-        is locked, else None."""
+        a locked account too). A Refusal when the IP is out of submissions or the account is
+        locked (429), or when the counters cannot be reached (503); else None."""
         try:
             ip = self._id("ip", client_ip(request, self.trusted_proxies))
-            if not self._window.hit(self.limits.attempts_per_ip, *ip):
-                return self._retry_after(self.limits.attempts_per_ip, ip)
-            account = self._account(username)
-            if not self._window.test(self.limits.failed_per_account, *account):
-                return self._retry_after(self.limits.failed_per_account, account)
-        except StorageError:  # fail closed for passwords
-            log.exception("rate-limit storage unavailable; refusing password submissions for now")
-            return STORAGE_DOWN_RETRY
-        return None
+            until = await self._count(self.windows.hit, ip, self.limits.attempts_per_ip)
+            if until is None:
+                until = await self._count(self.windows.blocked, self._account(username), self.limits.failed_per_account)
+        except CountersUnavailable:
+            return self._closed()
+        return None if until is None else self._limited(until)
 
-    def after_password(self, username: str, request: Request, ok: bool) -> int | None:
+    async def after_password(self, username: str, request: Request, ok: bool) -> Refusal | None:
         """After verification: a failure is counted against the account and answered as an
         ordinary failed login; the submission after the one that filled the window is refused
-        (before_password). A success counts nothing and resets nothing. Seconds to wait only when
-        the counter store cannot be reached (fail closed)."""
+        (before_password). A success counts nothing and resets nothing. A Refusal (503) only
+        when the counters cannot be reached: a failure that cannot be counted is not answered."""
         if ok:
             return None
         try:
-            self._window.hit(self.limits.failed_per_account, *self._account(username))
-        except StorageError:
-            log.exception("rate-limit storage unavailable; refusing password submissions for now")
-            return STORAGE_DOWN_RETRY
+            # refused only by a concurrent failure that took the last place: it is locked already
+            await self._count(self.windows.hit, self._account(username), self.limits.failed_per_account)
+        except CountersUnavailable:
+            return self._closed()
         return None
 
-    def completed_login(self, user_id: str, client_id: str) -> int | None:
-        """One authorization code for this user and client (silent SSO included)."""
-        key = self._id("login", f"{user_id}\x00{client_id}")
+    async def completed_login(self, user_id: str, client_id: str) -> int | None:
+        """One authorization code for this user and client (silent SSO included): seconds to
+        wait when over the limit, else None. Fails open: codes only shed load."""
         try:
-            if not self._window.hit(self.limits.logins_per_user_client, *key):
-                return self._retry_after(self.limits.logins_per_user_client, key)
-        except StorageError:  # codes only shed load: fail open
-            log.exception("rate-limit storage unavailable; issuing the code without counting it")
-        return None
+            until = await self._count(
+                self.windows.hit, self._id("login", f"{user_id}\x00{client_id}"), self.limits.logins_per_user_client
+            )
+        except CountersUnavailable:
+            return None
+        return None if until is None else self._seconds(until)
 
-    def token_request(self, client_id: str) -> None:
-        """One token endpoint request of an authenticated client; raises SlowDown when over."""
-        key = self._id("token", client_id)
+    async def token_request(self, client_id: str) -> None:
+        """One token endpoint request of an authenticated client; raises SlowDown when over.
+        Fails open: tokens only shed load."""
         try:
-            allowed = self._window.hit(self.limits.token_per_client, *key)
-            retry = None if allowed else self._retry_after(self.limits.token_per_client, key)
-        except StorageError:  # tokens only shed load: fail open
-            log.exception("rate-limit storage unavailable; serving the token request without counting it")
+            until = await self._count(self.windows.hit, self._id("token", client_id), self.limits.token_per_client)
+        except CountersUnavailable:
             return
-        if retry is not None:
+        if until is not None:
+            retry = self._seconds(until)
             raise SlowDown(f"too many token requests from this client; retry after {retry} seconds", retry_after=retry)
 
     @staticmethod
     def message(seconds: int) -> str:
         return f"Too many sign-in attempts. For your security, please wait {_human(seconds)} and try again."
 
-    # -- keys and windows --------------------------------------------------------------------
-    def _account(self, username: str) -> tuple[str, str]:
+    # -- counting ----------------------------------------------------------------------------
+    async def _count(self, op, key: str, item: RateLimitItem) -> float | None:
+        if self._down_since is not None and time.monotonic() < self._failed_at + self.probe_every:
+            raise CountersUnavailable("not tried again yet")
+        try:
+            until = await op(key, item.amount, item.get_expiry(), self.clock())
+        except CountersUnavailable as exc:
+            self._unreachable(exc)
+            raise
+        if self._down_since is not None:
+            log.warning(
+                "rate-limit counters reachable again after %.0f s; password sign-in resumes",
+                time.monotonic() - self._down_since,
+            )
+            self._down_since = None
+        return until
+
+    def _unreachable(self, exc: CountersUnavailable) -> None:
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = now
+            log.warning(
+                "rate-limit counters unreachable (%s): password sign-in answers 503 and codes and "
+                "tokens are served uncounted until they are back",
+                exc,
+            )
+        self._failed_at = now
+
+    def _closed(self) -> Refusal:
+        return Refusal(
+            503,
+            UNAVAILABLE_RETRY,
+            f"Sign-in is temporarily unavailable. Please try again in {_human(UNAVAILABLE_RETRY)}.",
+        )
+
+    def _limited(self, until: float) -> Refusal:
+        seconds = self._seconds(until)
+        return Refusal(429, seconds, self.message(seconds))
+
+    def _seconds(self, until: float) -> int:
+        """Whole seconds from now until `until` (at least 1), for Retry-After."""
+        return max(1, math.ceil(round(until - self.clock(), 3)))
+
+    # -- keys --------------------------------------------------------------------------------
+    def _account(self, username: str) -> str:
         return self._id("account", username.strip().casefold())
 
-    def _id(self, kind: str, value: str) -> tuple[str, str]:
+    def _id(self, kind: str, value: str) -> str:
         cached = self._ids.get((kind, value))
         if cached is not None:
             return cached
         digest = hmac.new(self._key, f"{kind}\x00{value}".encode("utf-8", "surrogatepass"), hashlib.sha256)
-        derived = (f"{self.namespace}:{kind}", digest.hexdigest()[:32])
+        derived = f"{self.namespace}:{kind}:{digest.hexdigest()[:32]}"
         if len(value) <= _ID_CACHE_MAX_VALUE:
             if len(self._ids) >= _ID_CACHE_SIZE:
                 self._ids.clear()
             self._ids[(kind, value)] = derived
         return derived
-
-    def _retry_after(self, item: RateLimitItem, key: tuple[str, str]) -> int:
-        """Seconds until the oldest event in the window leaves it, so one more is allowed."""
-        stats = self._window.get_window_stats(item, *key)
-        # Redis hands timestamps back through Lua's tostring (14 digits): drop the sub-ms noise
-        return max(1, math.ceil(round(stats.reset_time - self.clock(), 3)))
 
 
 def _human(seconds: int) -> str:

@@ -189,14 +189,14 @@ async def needs_consent(ctx: Context, user_id: str, client: Client, scopes: list
     return consent_needed(await ctx.store.consented_scopes(user_id, client.client_id), scopes, prompts)
 
 
-def code_grant(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> tuple[Response, Grant | None]:
+async def code_grant(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> tuple[Response, Grant | None]:
     """The redirect with a new single-use code and the grant row that binds it to client,
     redirect_uri, PKCE challenge, nonce, scopes and the sign-in (user, auth_time, session, how);
     the caller stores the row. Over the login frequency limit: the error redirect, and no row."""
     user_id = sign_in.user_id
     limiter = ctx.limiter
     if limiter is not None:
-        blocked = limiter.completed_login(user_id, client.client_id)
+        blocked = await limiter.completed_login(user_id, client.client_id)
         if blocked is not None:
             error = TemporarilyUnavailable(
                 "too many sign-ins to this application; try again later", retry_after=blocked
@@ -227,7 +227,7 @@ def code_grant(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> tupl
 
 async def issue_code(ctx: Context, client: Client, req: dict, sign_in: SignIn) -> Response:
     """The redirect with a code, its grant stored (see code_grant)."""
-    response, grant = code_grant(ctx, client, req, sign_in)
+    response, grant = await code_grant(ctx, client, req, sign_in)
     if grant is not None:
         await ctx.store.create_grant(grant)
     return response

@@ -101,29 +101,15 @@ async def login_post(request: Request) -> Response:
         )
     limiter = ctx.limiter
     if limiter is not None:
-        blocked = limiter.before_password(username, request)
-        if blocked is not None:
-            return login_page(
-                ctx,
-                interaction,
-                429,
-                error=limiter.message(blocked),
-                username=username,
-                headers={"Retry-After": str(blocked)},
-            )
+        refusal = await limiter.before_password(username, request)
+        if refusal is not None:
+            return _refused(ctx, interaction, username, refusal)
     user_id, stored_hash = interaction.login.user_id, interaction.login.password_hash
     ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
     if limiter is not None:
-        blocked = limiter.after_password(username, request, ok)
-        if blocked is not None:
-            return login_page(
-                ctx,
-                interaction,
-                429,
-                error=limiter.message(blocked),
-                username=username,
-                headers={"Retry-After": str(blocked)},
-            )
+        refusal = await limiter.after_password(username, request, ok)
+        if refusal is not None:
+            return _refused(ctx, interaction, username, refusal)
     if not ok or user_id is None:
         return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if interaction.login.disabled_at is not None:  # said only to whoever knows the password
@@ -147,6 +133,13 @@ async def login_post(request: Request) -> Response:
     return response
 
 
+def _refused(ctx: Context, interaction: Pending, username: str, refusal) -> Response:
+    """The login page again, saying why the password was not checked (429 over a limit, 503 when
+    the limit's counters cannot be reached) and when to retry."""
+    headers = {"Retry-After": str(refusal.retry_after)}
+    return login_page(ctx, interaction, refusal.status, error=refusal.message, username=username, headers=headers)
+
+
 async def _complete_login(ctx: Context, request: Request, interaction: Pending, sign_in: SignIn) -> Response:
     """After the password: straight back to the application with a code when the user already
     consented to these scopes (and prompt=consent was not asked), otherwise on to the consent
@@ -159,7 +152,7 @@ async def _complete_login(ctx: Context, request: Request, interaction: Pending, 
     else:
         remembered = remembered_scopes(interaction.login.consent_scope)
         if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
-            response, grant = code_grant(ctx, client, req, sign_in)
+            response, grant = await code_grant(ctx, client, req, sign_in)
             clear_interaction_cookie(ctx, response)
         else:
             # The signed-in interaction gets a new id, like the session: a planted interaction

@@ -65,11 +65,11 @@ async def authenticate_client(ctx: Context, req: TokenRequest) -> Client:
     return req.client
 
 
-def apply_client_limit(ctx: Context, client: Client) -> None:
+async def apply_client_limit(ctx: Context, client: Client) -> None:
     """The per-client budget of token requests (429 with Retry-After when spent), applied before
     anything is consumed, so a refused request leaves the code or refresh token usable."""
     if ctx.limiter is not None:
-        ctx.limiter.token_request(client.client_id)
+        await ctx.limiter.token_request(client.client_id)
 
 
 def wants_refresh_token(client: Client, scopes: list[str]) -> bool:
@@ -212,7 +212,7 @@ async def token(request: Request) -> Response:
     try:
         req = TokenRequest(form, *credentials(request.headers.get("authorization"), form))
         client = await authenticate_client(ctx, req)
-        apply_client_limit(ctx, client)
+        await apply_client_limit(ctx, client)
         handler = GRANTS.get(form.get("grant_type", ""))
         if handler is None:
             grant_type = _required(form, "grant_type")
