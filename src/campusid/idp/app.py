@@ -9,6 +9,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, Router
@@ -16,17 +17,19 @@ from starlette.staticfiles import StaticFiles
 
 from campusid.idp import admin, portal
 from campusid.idp.api import create_api
+from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
+from campusid.idp.store.errors import StoreUnavailable
 from campusid.idp.web import authorize, pages, resources, token
 from campusid.idp.web.context import build_context
-from campusid.idp.web.http import PAGE_HEADERS, error_page, json_response
+from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
 from campusid.records.api import RecordsAPI
 
 log = logging.getLogger("campusid.idp")
 STATIC = Path(__file__).parent / "web" / "static"
 _JSON_PREFIXES = ("/oauth/", "/records/", "/api/", "/.well-known/")
-# The endpoints every sign-in runs, reached without the router and middleware stack (DESIGN 6).
+# The endpoints every sign-in runs, reached without the router and middleware stack.
 HOT_ROUTES = {("GET", "/oauth/authorize"), ("POST", "/login"), ("POST", "/oauth/token"), ("GET", "/oauth/userinfo")}
 
 
@@ -34,37 +37,39 @@ class IdentityProvider(Starlette):
     """Starlette with a direct way in for HOT_ROUTES.
 
     A request whose method and path are exactly one of them goes straight to its endpoint (found
-    in the same route table), as Starlette's Route would call it, skipping the error and
-    exception middleware, the router's scan and their wrappers around `send` (about 3 % of a token
-    exchange's CPU). What those layers would do for it is done here: an HTTPException gets the
-    app's HTTP error answer; any other exception is logged and answered 500 by the app's handler
-    and raised on to the server, as Starlette's ServerErrorMiddleware does. Everything else,
-    HEAD included, takes Starlette's way."""
+    in the same route table), as Starlette's Route would call it, skipping the exception
+    middleware, the router's scan and their wrappers around `send`. It goes through the same
+    ErrorLayer as every other request; an HTTPException gets the app's HTTP error answer, as the
+    exception middleware would give it. Everything else, HEAD included, takes Starlette's way."""
 
-    def __init__(self, *args, direct: dict, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._direct = direct
+    def __init__(self, *args, direct: dict, answer, prefix: str, **kwargs) -> None:
+        errors = {"answer": answer, "prefix": prefix, "outage": StoreOutageLog(log)}
+        super().__init__(*args, middleware=[Middleware(ErrorLayer, **errors)], **kwargs)
+        self._direct = {key: Route(path, endpoint, methods=[key[0]]) for key, (path, endpoint) in direct.items()}
+        self._direct_app = ErrorLayer(self._call_direct, **errors)
 
     async def __call__(self, scope, receive, send) -> None:
-        endpoint = self._direct.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
-        if endpoint is None:
+        route = self._direct.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
+        if route is None:
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self
+        scope["route"] = route  # as the router would set it: the error layer logs its template
+        await self._direct_app(scope, receive, send)
+
+    async def _call_direct(self, scope, receive, send) -> None:
         request = Request(scope, receive, send)
         try:
-            response = await endpoint(request)
+            response = await scope["route"].endpoint(request)
         except HTTPException as exc:
             response = await self.exception_handlers[HTTPException](request, exc)
-        except Exception as exc:
-            await (await self.exception_handlers[Exception](request, exc))(scope, receive, send)
-            raise
         await response(scope, receive, send)
 
 
 def _direct(routes: list, prefix: str) -> dict:
+    """(method, full path) -> (route template, endpoint) of the HOT_ROUTES in `routes`."""
     return {
-        (method, prefix + route.path): route.endpoint
+        (method, prefix + route.path): (route.path, route.endpoint)
         for route in routes
         if isinstance(route, Route)
         for method in route.methods or ()
@@ -125,9 +130,21 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         page.headers.update(headers)
         return page
 
-    async def server_error(request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error on %s %s", request.method, _relative(request))
-        if _relative(request).startswith(_JSON_PREFIXES):
+    async def failed(scope, exc: Exception) -> Response:
+        """The answer to what escaped a handler (idp/error_layer.py): 503 and when to retry when
+        the database cannot be reached, 500 otherwise; JSON on the protocol and API paths."""
+        request = Request(scope)
+        as_json = _relative(request).startswith(_JSON_PREFIXES)
+        if isinstance(exc, StoreUnavailable):
+            retry = {"Retry-After": str(int(exc.retry_after))}
+            if as_json:
+                body = {"error": "temporarily_unavailable", "error_description": "unavailable for now; retry later"}
+                return json_response(body, 503, {**NO_STORE, **retry})
+            message = "The service is temporarily unavailable. Please try again in a few seconds."
+            page = error_page(ctx, message, status=503, title="Temporarily unavailable")
+            page.headers.update(retry)
+            return page
+        if as_json:
             return json_response({"error": "server_error"}, 500, {"Cache-Control": "no-store"})
         return Response(
             "Something went wrong on our side. Please try again.", 500, media_type="text/plain", headers=PAGE_HEADERS
@@ -149,6 +166,9 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
                 with contextlib.suppress(asyncio.CancelledError):
                     await refresher
             await store.stop()
+            if ctx.limiter is not None:
+                await ctx.limiter.close()
+            ctx.passwords.close()
 
     routes = _routes(ctx)
     direct = _direct(routes, settings.issuer.path)
@@ -159,9 +179,11 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         routes = [Mount(settings.issuer.path, app=Router(routes, redirect_slashes=False))]
     app = IdentityProvider(
         routes=routes,
-        exception_handlers={HTTPException: http_error, Exception: server_error},
+        exception_handlers={HTTPException: http_error},
         lifespan=lifespan,
         direct=direct,
+        answer=failed,
+        prefix=settings.issuer.path,
     )
     app.router.redirect_slashes = False
     app.state.ctx = ctx
