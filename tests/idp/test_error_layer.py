@@ -69,6 +69,16 @@ def served(idp_env):
     async def unreachable(request):
         raise StoreUnavailable("connection refused")
 
+    api = next(r.app for r in idp.app.router.routes if getattr(r, "path", "") == "/api/v1")
+
+    async def api_broken():  # FastAPI routes: no parameters (a `request` would be a query field)
+        raise RuntimeError("a bug")
+
+    async def api_unreachable():
+        raise StoreUnavailable("connection refused")
+
+    api.add_api_route("/test-broken", api_broken)
+    api.add_api_route("/test-unreachable", api_unreachable)
     idp.app.router.routes += [
         Route("/oauth/test-broken", broken),
         Route("/broken-page", broken),
@@ -109,6 +119,9 @@ def test_an_unexpected_error_is_a_500_and_the_connection_goes_on(served, caplog)
         assert status == 500 and json.loads(body) == {"error": "server_error"}
         assert headers["cache-control"] == "no-store" and headers.get("connection", "").lower() != "close"
         assert_connection_still_serves(conn)
+        status, headers, body = conn.request("GET", "/api/v1/test-broken")  # inside the management API
+        assert status == 500 and json.loads(body) == {"error": "server_error"}
+        assert_connection_still_serves(conn)
         status, headers, body = conn.request("GET", "/broken-page")
         assert status == 500 and headers["content-type"].startswith("text/plain") and b"went wrong" in body
         assert_connection_still_serves(conn)
@@ -116,6 +129,7 @@ def test_an_unexpected_error_is_a_500_and_the_connection_goes_on(served, caplog)
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert [r.getMessage() for r in errors] == [
         "unhandled error on GET /oauth/test-broken",
+        "unhandled error on GET /api/v1/test-broken",
         "unhandled error on GET /broken-page",
     ]
     assert all(r.exc_info and "a bug" in str(r.exc_info[1]) for r in errors)  # each logged once, with its cause
@@ -157,6 +171,9 @@ def test_an_unreachable_database_is_a_503_with_retry_after_and_one_log_line(serv
             assert json.loads(body)["error"] == "temporarily_unavailable" and headers["cache-control"] == "no-store"
             assert_connection_still_serves(conn)
         status, headers, body = conn.request("GET", "/oauth/test-unreachable")
+        assert status == 503 and headers["retry-after"] == "5"
+        assert json.loads(body)["error"] == "temporarily_unavailable"
+        status, headers, body = conn.request("GET", "/api/v1/test-unreachable")
         assert status == 503 and headers["retry-after"] == "5"
         assert json.loads(body)["error"] == "temporarily_unavailable"
         status, headers, body = conn.request("GET", "/unreachable-page")

