@@ -140,7 +140,7 @@ def test_an_error_in_a_directly_dispatched_endpoint_is_a_500_and_the_connection_
     async def broken(*args, **kwargs):
         raise RuntimeError("a bug in the store")
 
-    monkeypatch.setattr(served.store.hot, "client_and_code", broken)
+    monkeypatch.setattr(served.store, "client", broken)
     conn = KeepAlive(served.port)
     form = f"grant_type=authorization_code&code=c&redirect_uri={WEB_REDIRECT}&code_verifier={'v' * 43}".encode()
     status, _, body = conn.request(
@@ -155,7 +155,7 @@ def test_an_unreachable_database_is_a_503_with_retry_after_and_one_log_line(serv
     async def down(*args, **kwargs):
         raise StoreUnavailable("connection refused")
 
-    monkeypatch.setattr(served.store.hot, "client_and_code", down)
+    monkeypatch.setattr(served.store, "client", down)
     conn = KeepAlive(served.port)
     form = f"grant_type=authorization_code&code=c&redirect_uri={WEB_REDIRECT}&code_verifier={'v' * 43}".encode()
     with caplog.at_level(logging.INFO):
