@@ -48,6 +48,8 @@ class Client:
     owner_id: str
     created_at: int
     updated_at: int
+    grant_types: tuple[str, ...] = ()
+    granted_grant_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ClientConfig:
     scopes: tuple[str, ...] | list[str]
     justifications: Mapping[str, str]
     sector_identifier_uri: str | None
+    grant_types: tuple[str, ...] | list[str] = ()
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,32 @@ class Grant:
     sid: str | None = None
     amr: str | None = None
     acr: str | None = None
+
+
+@dataclass(frozen=True)
+class DeviceCode:
+    """One device authorization request (RFC 8628 3.1-3.2) and where it stands: `status` is
+    pending, approved, denied or redeemed; `user_id`, `auth_time`, `sid`, `amr` and `acr` the
+    sign-in of whoever decided; `poll_interval` the seconds the device must leave between polls
+    (grown by slow_down, 3.5) and `polled_at_ms` when it last polled, in milliseconds."""
+
+    id: str
+    device_code_hash: str
+    user_code_hash: str
+    client_id: str
+    scope: str
+    status: str
+    user_id: str | None
+    auth_time: int | None
+    sid: str | None
+    amr: str | None
+    acr: str | None
+    created_at: int
+    expires_at: int
+    poll_interval: int
+    polled_at_ms: int | None
+    decided_at: int | None
+    redeemed_at: int | None
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,10 @@ clients = Table(
     Column("owner_id", String(32), ForeignKey("users.id"), nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+    # Grant types beyond the code flow and refresh (which every active app has): those the app
+    # asks for, and those its review granted (`device_code`, RFC 8628).
+    Column("grant_types", JSON, nullable=False, server_default="[]"),
+    Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
 )
 
 client_events = Table(
@@ -190,7 +194,36 @@ events = Table(
     Column("detail", String(500), nullable=False),
 )
 
+# Device authorization requests (RFC 8628): what a device asked for, whether the person who
+# entered its user code allowed it, and the polling pace. Both codes are kept only as digests:
+# the device code (256 random bits) as SHA-256, the user code (~2^34 combinations, so a plain
+# digest could be reversed by trying them all) as an HMAC under a key derived from the secret key.
+device_codes = Table(
+    "device_codes",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("device_code_hash", String(64), nullable=False, unique=True),
+    Column("user_code_hash", String(64), nullable=False, unique=True),
+    Column("client_id", String(64), nullable=False),
+    Column("scope", String(1000), nullable=False),
+    Column("status", String(16), nullable=False),
+    # Once decided: who, and the sign-in they decided in (its session's sid, amr and acr go on
+    # into the grant and its ID tokens, and the grant ends with that session).
+    Column("user_id", String(32)),
+    Column("auth_time", BigInteger),
+    Column("sid", String(64)),
+    Column("amr", String(64)),
+    Column("acr", String(64)),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("poll_interval", Integer, nullable=False),
+    Column("polled_at_ms", BigInteger),
+    Column("decided_at", BigInteger),
+    Column("redeemed_at", BigInteger),
+)
+
 Index("ix_sessions_expires_at", sessions.c.expires_at)
+Index("ix_device_codes_expires_at", device_codes.c.expires_at)
 Index("ix_events_at", events.c.at)
 Index("ix_events_type_id", events.c.type, events.c.id)
 Index("ix_events_username_id", events.c.username, events.c.id)

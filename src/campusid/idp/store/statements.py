@@ -72,12 +72,23 @@ APPROVE_CLIENT = (
     update(clients)
     .where(_IN_STATE)
     .values(
-        state=_p("to_state", clients.c.state), granted_scopes=_p("granted", clients.c.granted_scopes), **_CHANGED_AT
+        state=_p("to_state", clients.c.state),
+        granted_scopes=_p("granted", clients.c.granted_scopes),
+        granted_grant_types=_p("granted_grant_types", clients.c.granted_grant_types),
+        **_CHANGED_AT,
     )
 )
 _CONFIG = {
     name: _p(f"new_{name}", clients.c[name])
-    for name in ("name", "description", "redirect_uris", "scopes", "justifications", "sector_identifier_uri")
+    for name in (
+        "name",
+        "description",
+        "redirect_uris",
+        "scopes",
+        "justifications",
+        "sector_identifier_uri",
+        "grant_types",
+    )
 }
 EDIT_CLIENT = update(clients).where(_IN_STATE).values(**_CONFIG, **_CHANGED_AT)
 SET_CLIENT_SECRET = (
@@ -104,6 +115,7 @@ APPLY_REVISION = (
     .values(
         **_CONFIG,
         granted_scopes=_p("granted", clients.c.granted_scopes),
+        granted_grant_types=_p("granted_grant_types", clients.c.granted_grant_types),
         revision=null(),
         revision_state=null(),
         **_CHANGED_AT,
@@ -272,10 +284,10 @@ TOKEN_SUBJECT = (
 def all_statements() -> dict[str, Executable]:
     """Every statement of this module and of the store's domain modules, by name (what the store
     compiles at start)."""
-    from campusid.idp.store import events
+    from campusid.idp.store import devices, events
 
     out: dict[str, Executable] = {}
-    for namespace in (globals(), vars(events)):
+    for namespace in (globals(), vars(events), vars(devices)):
         for name, value in namespace.items():
             if name.isupper() and isinstance(value, Executable):
                 if name in out and out[name] is not value:

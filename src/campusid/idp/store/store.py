@@ -21,6 +21,7 @@ from types import MappingProxyType, SimpleNamespace
 from typing import Any, TypeVar
 
 from campusid.idp.store.database import Database, Prepared
+from campusid.idp.store.devices import DeviceStore
 from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.events import EventStore
 from campusid.idp.store.rows import (
@@ -72,7 +73,8 @@ def _client(raw: tuple) -> Client:
     and its five JSON columns cost more to decode than the statement costs to run. Immutable, so
     one object serves every request (an edit is a new row, hence a new entry)."""
     values = list(raw)
-    for i in (6, 7, 8, 9, 11):  # redirect_uris, scopes, granted_scopes, justifications, revision
+    # redirect_uris, scopes, granted_scopes, justifications, revision, grant_types, granted_grant_types
+    for i in (6, 7, 8, 9, 11, 16, 17):
         values[i] = _frozen(_json(values[i]))
     return Client(*values)
 
@@ -96,12 +98,13 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store(EventStore):
+class Store(EventStore, DeviceStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})
         s = self.sql
         self._prepare_events()
+        self._prepare_devices()
         self._user = _row_maker(User, s.USER_BY_ID)
         self._client = _row_maker(Client, s.CLIENT)
         self._event = _row_maker(ClientEvent, s.CLIENT_EVENTS)
@@ -225,13 +228,20 @@ class Store(EventStore):
             await tx.execute(self.sql.INSERT_CLIENT_EVENT, vars(event))
         return True
 
-    async def move_client(self, event: ClientEvent, *, granted_scopes: Sequence[str] | None = None) -> bool:
+    async def move_client(
+        self,
+        event: ClientEvent,
+        *,
+        granted_scopes: Sequence[str] | None = None,
+        granted_grant_types: Sequence[str] = (),
+    ) -> bool:
         """Move the app of `event` from event.from_state to event.to_state (an approval also sets
-        the granted scopes)."""
+        the granted scopes and grant types)."""
         values = {"from_state": event.from_state, "to_state": event.to_state}
         if granted_scopes is None:
             return await self._change_client(self.sql.MOVE_CLIENT, values, event)
-        return await self._change_client(self.sql.APPROVE_CLIENT, {**values, "granted": list(granted_scopes)}, event)
+        values.update(granted=list(granted_scopes), granted_grant_types=list(granted_grant_types))
+        return await self._change_client(self.sql.APPROVE_CLIENT, values, event)
 
     async def edit_client(self, config: ClientConfig, event: ClientEvent) -> bool:
         """Replace the configuration of the app of `event`, while it is in event.from_state."""
@@ -254,10 +264,20 @@ class Store(EventStore):
         return await self._change_client(self.sql.SET_REVISION, values, event)
 
     async def apply_revision(
-        self, from_revision_state: str, config: ClientConfig, granted_scopes: Sequence[str], event: ClientEvent
+        self,
+        from_revision_state: str,
+        config: ClientConfig,
+        granted_scopes: Sequence[str],
+        event: ClientEvent,
+        granted_grant_types: Sequence[str] = (),
     ) -> bool:
         """Replace an active app's configuration with its approved revision."""
-        values = {"from_revision_state": from_revision_state, "granted": list(granted_scopes), **_config_values(config)}
+        values = {
+            "from_revision_state": from_revision_state,
+            "granted": list(granted_scopes),
+            "granted_grant_types": list(granted_grant_types),
+            **_config_values(config),
+        }
         return await self._change_client(self.sql.APPLY_REVISION, values, event)
 
     async def client_events(self, client_id: str) -> list[ClientEvent]:
@@ -424,4 +444,5 @@ def _config_values(config: ClientConfig) -> dict:
         "new_scopes": list(config.scopes),
         "new_justifications": dict(config.justifications),
         "new_sector_identifier_uri": config.sector_identifier_uri,
+        "new_grant_types": list(config.grant_types),
     }
