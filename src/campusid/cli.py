@@ -235,6 +235,9 @@ def _app_human(data: dict) -> None:
     )
     out.print(f"  redirect URIs: {', '.join(data['redirect_uris'])}")
     out.print(f"  scopes: {' '.join(data['scopes'])}  granted: {' '.join(data['granted_scopes']) or '-'}")
+    if data.get("grant_types") or data.get("granted_grant_types"):
+        asked, granted = " ".join(data["grant_types"]) or "-", " ".join(data["granted_grant_types"]) or "-"
+        out.print(f"  extra grant types asked: {asked}  granted: {granted}")
     if data.get("client_secret"):
         out.print(f"  client secret (shown once, store it on your server): {data['client_secret']}")
     for event in data.get("history", []):
@@ -267,6 +270,9 @@ def apps_create(
     description: Annotated[str, typer.Option()] = "",
     sector_identifier_uri: Annotated[str | None, typer.Option()] = None,
     client_id: Annotated[str | None, typer.Option(help="Choose the client_id (default: generated).")] = None,
+    grant_type: Annotated[
+        list[str] | None, typer.Option("--grant-type", help="Ask the review for a grant type: device_code.")
+    ] = None,
     as_json: JsonOpt = False,
 ):
     """Register an application in `draft`; a web app's secret is printed this once."""
@@ -281,6 +287,7 @@ def apps_create(
             description=description,
             sector_identifier_uri=sector_identifier_uri,
             client_id=client_id,
+            grant_types=grant_type,
         )
         if secret:
             data["client_secret"] = secret
@@ -296,13 +303,19 @@ def apps_edit(
     redirect_uri: Annotated[list[str] | None, typer.Option("--redirect-uri")] = None,
     scope: Annotated[list[str] | None, typer.Option("--scope")] = None,
     description: Annotated[str | None, typer.Option()] = None,
+    grant_type: Annotated[list[str] | None, typer.Option("--grant-type", help="device_code")] = None,
     as_json: JsonOpt = False,
 ):
     """Change a draft or rejected app (lists given replace the old ones; does not resubmit)."""
     _run_app(
         as_json,
         lambda svc: svc.apps.edit(
-            client_id, name=name, redirect_uris=redirect_uri or None, scopes=scope or None, description=description
+            client_id,
+            name=name,
+            redirect_uris=redirect_uri or None,
+            scopes=scope or None,
+            description=description,
+            grant_types=grant_type or None,
         ),
     )
 
@@ -318,10 +331,14 @@ def apps_approve(
     client_id: str,
     by: Annotated[str, typer.Option(help="The admin who approves (never the owner).")],
     grant_scope: Annotated[list[str] | None, typer.Option("--grant-scope", help="Sensitive scope granted.")] = None,
+    grant_type: Annotated[
+        list[str] | None,
+        typer.Option("--grant-type", help="Grant type granted beyond the code flow: device_code (RFC 8628)."),
+    ] = None,
     as_json: JsonOpt = False,
 ):
-    """Approve an app under review (default: every requested sensitive scope)."""
-    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope))
+    """Approve an app under review (default: every requested sensitive scope, no extra grant type)."""
+    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope, grant_type))
 
 
 @apps_app.command("reject")

@@ -21,7 +21,7 @@ from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import authorize, pages, resources, token
+from campusid.idp.web import authorize, device, device_authorization, pages, resources, token
 from campusid.idp.web.context import build_context
 from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
 from campusid.records.api import RecordsAPI
@@ -94,6 +94,7 @@ def _routes(ctx, errors: dict) -> list:
         Route("/oauth/authorize", authorize.authorize, methods=["GET", "POST"]),
         Route("/oauth/token", token.token, methods=["POST"]),
         Route("/oauth/token", token.token_preflight, methods=["OPTIONS"]),
+        Route("/oauth/device_authorization", device_authorization.device_authorization, methods=["POST"]),
         Route("/oauth/jwks", resources.jwks, methods=["GET"]),
         Route("/oauth/userinfo", resources.userinfo, methods=["GET", "POST"]),
         Route("/oauth/revoke", resources.revoke, methods=["POST"]),
@@ -104,6 +105,10 @@ def _routes(ctx, errors: dict) -> list:
         Route("/consent", pages.consent_post, methods=["POST"]),
         Route("/logout", pages.logout_get, methods=["GET"]),
         Route("/logout", pages.logout_post, methods=["POST"]),
+        Route("/device", device.device_get, methods=["GET"]),
+        Route("/device", device.device_post, methods=["POST"]),
+        Route("/device/consent", device.device_consent_get, methods=["GET"]),
+        Route("/device/consent", device.device_consent_post, methods=["POST"]),
         Route("/records/v1/grades", records.grades_endpoint, methods=["GET"]),
         Route("/", pages.home, methods=["GET"]),
         *portal.routes(),

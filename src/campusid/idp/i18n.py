@@ -89,6 +89,15 @@ _TEXT: dict[str, tuple[str, str]] = {
         "原生应用是公开客户端：没有密钥，使用 PKCE。",
     ),
     "app.authorize_url": ("Authorization endpoint", "授权端点"),
+    "app.grant_types": ("Sign-in on devices without a browser", "无浏览器设备登录"),
+    "app.device_code": (
+        "Bots, SSH sessions and lab machines sign in with a short code the person enters on their phone "
+        "or computer (device authorization, RFC 8628). A reviewer must grant it.",
+        "机器人、SSH 会话和实验室机器通过用户在手机或电脑上输入的短代码登录（设备授权，RFC 8628）。须经审核人授予。",
+    ),
+    "app.device_code.asked": ("asked for", "已申请"),
+    "app.device_code.granted": ("granted", "已授予"),
+    "app.device_code.not_granted": ("not granted", "未授予"),
     "app.revision": ("Pending change", "待审核的变更"),
     "app.revision_rejected": (
         "Your last change was rejected; the active configuration is unchanged. "
@@ -167,6 +176,10 @@ _TEXT: dict[str, tuple[str, str]] = {
         "（RFC 8252 7.1、7.3）。不得包含片段、通配符或用户信息。",
     ),
     "admin.grant": ("Grant", "授予"),
+    "admin.grant_device": (
+        "Grant sign-in on devices without a browser (device_code)",
+        "授予无浏览器设备登录（device_code）",
+    ),
     "admin.review": ("Review", "审核"),
     "admin.reviewing_revision": (
         "You are reviewing a change to an active app. The configuration below replaces the current one when approved.",
@@ -185,6 +198,78 @@ _TEXT: dict[str, tuple[str, str]] = {
     "role.student": ("Student", "学生"),
     "role.developer": ("Developer", "开发者"),
     "role.admin": ("Administrator", "管理员"),
+    # the device page (RFC 8628 device authorization)
+    "device.title": ("Sign in a device", "登录设备"),
+    "device.lead": (
+        "A bot, an SSH session or a lab machine showed you a code. Enter it here to sign it in with your "
+        "university account.",
+        "机器人、SSH 会话或实验室机器向你显示了一个代码。在此输入该代码，即可用你的学校账户让它登录。",
+    ),
+    "device.code": ("Code shown on the device", "设备上显示的代码"),
+    "device.continue": ("Continue", "继续"),
+    "device.hint": (
+        "Only enter a code from a device you are using yourself. If someone sent you a code, do not enter it.",
+        "只输入你自己正在使用的设备上显示的代码。如果代码是别人发给你的，请不要输入。",
+    ),
+    "device.err.empty": ("Enter the code your device shows.", "请输入设备上显示的代码。"),
+    "device.err.too_long": (
+        "That is far too long to be a code. Codes have 8 letters, like BCDF-GHJK.",
+        "输入内容太长，不可能是代码。代码由 8 个字母组成，例如 BCDF-GHJK。",
+    ),
+    "device.err.malformed": (
+        "That is not a code from a device. Codes have 8 letters (no vowels, no digits), like BCDF-GHJK.",
+        "这不是设备代码。代码由 8 个字母组成（不含元音和数字），例如 BCDF-GHJK。",
+    ),
+    "device.err.unknown": (
+        "This code is not valid: it may be mistyped, expired or already used. Check the device and try again.",
+        "此代码无效：可能输入有误、已过期或已被使用。请核对设备后重试。",
+    ),
+    "device.err.form": ("The form could not be read:", "无法读取表单："),
+    "device.err.csrf": (
+        "The form expired or was not sent from this page. Reload the page and enter the code again.",
+        "表单已过期或并非从本页提交。请刷新页面后重新输入代码。",
+    ),
+    "device.err.limited": (
+        "Too many wrong codes were entered from your network. For your security, wait {minutes} minute(s) "
+        "and try again.",
+        "你所在网络输入的错误代码过多。为了你的安全，请等待 {minutes} 分钟后重试。",
+    ),
+    "device.consent.title": ("Sign in {app} on your device?", "允许 {app} 在你的设备上登录？"),
+    "device.consent.lead": (
+        "Signed in as {name}. The device that showed you the code runs {app} and asks to:",
+        "当前用户：{name}。显示代码的设备运行的是 {app}，它请求：",
+    ),
+    "device.consent.warning": (
+        "Only allow this if you started this sign-in yourself, on a device you recognise (your bot, your SSH "
+        "session, the lab machine in front of you). If someone else gave you the code, deny: allowing would "
+        "let them use your account.",
+        "只有在你自己发起此次登录、且认得这台设备（你的机器人、你的 SSH 会话、你面前的实验室机器）时才允许。"
+        "如果代码是别人给你的，请拒绝：允许会让对方使用你的账户。",
+    ),
+    "device.allow": ("Allow", "允许"),
+    "device.deny": ("Deny", "拒绝"),
+    "device.allowed.title": ("Your device is signed in", "设备已登录"),
+    "device.allowed.text": (
+        "{app} on your device is now signed in as you. Go back to the device; you can close this window.",
+        "你设备上的 {app} 现已以你的身份登录。请回到设备继续；此窗口可以关闭。",
+    ),
+    "device.denied.title": ("Sign-in denied", "已拒绝登录"),
+    "device.denied.text": (
+        "The device was not signed in. If you did not start this sign-in, nothing more is needed.",
+        "设备未登录。如果这次登录不是你发起的，无需再做任何操作。",
+    ),
+    "device.gone.title": ("This sign-in can no longer continue", "此次登录无法继续"),
+    "device.gone.text": (
+        "The code has expired or was already used, or the application was suspended. Start again on the device "
+        "to get a new code.",
+        "代码已过期或已被使用，或该应用已被停用。请在设备上重新开始以获取新代码。",
+    ),
+    "scope.openid": ("Sign you in", "让你登录"),
+    "scope.profile": ("Your name", "你的姓名"),
+    "scope.email": ("Your e-mail address", "你的电子邮件地址"),
+    "scope.offline_access": ("Stay signed in when you are not using it", "在你不使用时保持登录"),
+    "scope.student_number": ("Your student number", "你的学号"),
+    "scope.grades.read": ("Read your grades", "读取你的成绩"),
     # errors
     "err.title": ("That did not work", "操作未完成"),
     "err.403": ("You are not allowed to do that.", "你无权执行此操作。"),

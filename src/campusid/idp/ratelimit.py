@@ -6,7 +6,8 @@ Four counters, each a moving window (an event counts for exactly one window afte
   that fits in the window is answered as an ordinary failed login; from the next submission on the
   account is locked until the oldest failure in the window is a window old, and while locked even
   the right password is refused, so the answer reveals nothing;
-- password submissions per client IP (`CAMPUSID_LIMIT_ATTEMPTS_PER_IP`, 30/15 minutes);
+- password submissions per client IP (`CAMPUSID_LIMIT_ATTEMPTS_PER_IP`, 30/15 minutes), which
+  wrong user codes on the device page count against as well;
 - authorization codes issued per user and client (`CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT`, 30/hour);
 - token endpoint requests per client (`CAMPUSID_LIMIT_TOKEN_PER_CLIENT`, 600/minute).
 
@@ -186,6 +187,29 @@ class Limiter:
         try:
             # refused only by a concurrent failure that took the last place: it is locked already
             await self._count(self.windows.hit, self._account(username), self.limits.failed_per_account)
+        except CountersUnavailable:
+            return self._closed()
+        return None
+
+    async def before_user_code(self, request: Request) -> Refusal | None:
+        """Before a user code typed on /device is looked up: a Refusal when the client IP has no
+        submissions left (its wrong codes and password submissions filled the window: 429) or the
+        counters cannot be reached (503: a brute force must not get through an outage), else None.
+        User codes are short, so guessing them is what this stops (RFC 8628 5.1)."""
+        try:
+            ip = self._id("ip", client_ip(request, self.trusted_proxies))
+            until = await self._count(self.windows.blocked, ip, self.limits.attempts_per_ip)
+        except CountersUnavailable:
+            return self._closed()
+        return None if until is None else self._limited(until)
+
+    async def wrong_user_code(self, request: Request) -> Refusal | None:
+        """A user code that names no pending request counts against the client IP, like a
+        password submission; the submission after the one that filled the window is refused
+        (before_user_code). A Refusal only when the counters cannot be reached."""
+        try:
+            ip = self._id("ip", client_ip(request, self.trusted_proxies))
+            await self._count(self.windows.hit, ip, self.limits.attempts_per_ip)
         except CountersUnavailable:
             return self._closed()
         return None

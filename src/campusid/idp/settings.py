@@ -47,6 +47,7 @@ class Settings:
     refresh_token_ttl: int = 30 * 86400
     session_ttl: int = 12 * 3600
     interaction_ttl: int = 900
+    device_code_ttl: int = 600
     jwks_max_age: int = 300
     argon2_time_cost: int = 2
     argon2_memory_cost: int = 19 * 1024
@@ -171,6 +172,7 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
         "id_token_ttl",
         "refresh_token_ttl",
         "session_ttl",
+        "device_code_ttl",
         "jwks_max_age",
         "argon2_time_cost",
         "argon2_memory_cost",

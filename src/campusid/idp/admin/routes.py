@@ -10,6 +10,7 @@ from starlette.routing import Route
 from campusid.idp.admin import roles
 from campusid.idp.apps import AppError
 from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
+from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.portal import views
 from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, posted_form, problem, render, see_other
 from campusid.idp.protocol import scopes as scope_rules
@@ -105,7 +106,8 @@ def _decision(action: str, done: str):
         try:
             if action == "approve":
                 granted = [s for s in scope_rules.SENSITIVE if form.get(f"grant.{s}")]
-                await (apps.approve_revision if revision else apps.approve)(client_id, by, granted)
+                grant_types = [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")]
+                await (apps.approve_revision if revision else apps.approve)(client_id, by, granted, grant_types)
             elif action == "reject":
                 await (apps.reject_revision if revision else apps.reject)(client_id, by, form.get("feedback", ""))
             elif action == "suspend":

@@ -11,6 +11,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+GrantType = Literal["device_code"]
+_GRANT_TYPES_ASKED = "Grant types asked for beyond the code flow: `device_code` (RFC 8628 device authorization)."
+
+
 class AppCreate(_Strict):
     name: str = Field(max_length=200)
     type: Literal["web", "native"]
@@ -21,6 +25,7 @@ class AppCreate(_Strict):
         default_factory=dict, description="A reason for each requested sensitive scope (student_number, grades.read)."
     )
     sector_identifier_uri: str | None = None
+    grant_types: list[GrantType] = Field(default_factory=list, max_length=4, description=_GRANT_TYPES_ASKED)
 
 
 class AppEdit(_Strict):
@@ -32,6 +37,7 @@ class AppEdit(_Strict):
     scopes: list[str] | None = Field(None, max_length=20)
     justifications: dict[str, str] | None = None
     sector_identifier_uri: str | None = None
+    grant_types: list[GrantType] | None = Field(None, max_length=4, description=_GRANT_TYPES_ASKED)
 
 
 class Revision(_Strict):
@@ -43,11 +49,18 @@ class Revision(_Strict):
     scopes: list[str] = Field(max_length=20)
     justifications: dict[str, str] = Field(default_factory=dict)
     sector_identifier_uri: str | None = None
+    grant_types: list[GrantType] = Field(default_factory=list, max_length=4, description=_GRANT_TYPES_ASKED)
 
 
 class Approve(_Strict):
     grant_scopes: list[str] | None = Field(
         None, description="Sensitive scopes granted; omitted: every requested one. Ordinary scopes are always granted."
+    )
+    grant_types: list[GrantType] | None = Field(
+        None,
+        max_length=4,
+        description="Grant types granted beyond the code flow (`device_code`); omitted: none for a new app, "
+        "unchanged for a revision.",
     )
     subject: Literal["app", "revision"] = "app"
 
@@ -88,6 +101,8 @@ class App(BaseModel):
     granted_scopes: list[str]
     justifications: dict[str, str]
     sector_identifier_uri: str | None
+    grant_types: list[str] = Field(description="Grant types the app asks for beyond the code flow.")
+    granted_grant_types: list[str] = Field(description="Grant types its review granted beyond the code flow.")
     revision: dict | None
     token_endpoint_auth_method: str
     owner: str | None

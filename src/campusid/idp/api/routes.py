@@ -107,7 +107,7 @@ async def review_queue(request: Request, c: Caller = Depends(admin)):
 async def approve(client_id: str, body: models.Approve, request: Request, c: Caller = Depends(admin_writer)):
     apps = ctx_of(request).apps
     step = apps.approve_revision if body.subject == "revision" else apps.approve
-    return await step(client_id, c.username, body.grant_scopes)
+    return await step(client_id, c.username, body.grant_scopes, body.grant_types)
 
 
 @router.post("/apps/{client_id}/reject", response_model=models.App, responses=ERRORS, tags=["reviews"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
-from campusid.idp.apps.rules import _check_feedback, _check_justifications
+from campusid.idp.apps.rules import _check_feedback, _check_grant_types, _check_justifications
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store.rows import ClientConfig, ClientEvent
@@ -30,6 +30,7 @@ class RevisionsMixin:
         scopes: list[str],
         justifications: dict[str, str],
         sector_identifier_uri: str | None = None,
+        grant_types: list[str] | None = None,
     ) -> dict:
         """File a change to an active app for review. The active configuration keeps serving
         logins until an admin approves the revision; a rejected revision may be filed again."""
@@ -53,14 +54,22 @@ class RevisionsMixin:
             "scopes": new_scopes,
             "justifications": _check_justifications(new_scopes, justifications),
             "sector_identifier_uri": sector_identifier_uri,
+            "grant_types": _check_grant_types(grant_types),
             "submitted_at": now,
             "submitted_by": actor,
         }
         await self._revision_step(app, (None, REJECTED), revision, UNDER_REVIEW, "revision_submit", actor)
         return await self.show(client_id)
 
-    async def approve_revision(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
-        """Replace the active configuration with the revision (sensitive scopes as granted)."""
+    async def approve_revision(
+        self,
+        client_id: str,
+        by: str,
+        grant_scopes: list[str] | None = None,
+        grant_types: list[str] | None = None,
+    ) -> dict:
+        """Replace the active configuration with the revision (sensitive scopes as granted; the
+        extra grant types in `grant_types`, or, without it, those the app has now)."""
         await self._reviewer(client_id, by)
         app = await self.get(client_id)
         revision = app.revision or {}
@@ -76,9 +85,11 @@ class RevisionsMixin:
             scopes=revision["scopes"],
             justifications=revision["justifications"],
             sector_identifier_uri=revision["sector_identifier_uri"],
+            grant_types=list(revision.get("grant_types") or ()),
         )
+        granted_types = _check_grant_types(grant_types) if grant_types is not None else list(app.granted_grant_types)
         event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())
-        if not await self._store.apply_revision(UNDER_REVIEW, config, granted, event):
+        if not await self._store.apply_revision(UNDER_REVIEW, config, granted, event, granted_types):
             raise InvalidTransition("the application changed while you were working; reload and try again")
         return await self.show(client_id)
 

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from campusid.idp.apps.errors import ValidationFailed
+from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.protocol import scopes as scope_rules
+
+
+def _check_grant_types(grant_types: Iterable[str] | None) -> list[str]:
+    """Known extra grant types, each once, in the order given."""
+    out = list(dict.fromkeys(grant_types or ()))
+    unknown = [g for g in out if g not in GRANT_TYPES]
+    if unknown:
+        raise ValidationFailed(f"unknown grant type(s): {', '.join(unknown)}; known: {', '.join(GRANT_TYPES)}")
+    return out
 
 
 def _check_justifications(scopes: list[str], justifications: dict[str, str]) -> dict[str, str]:

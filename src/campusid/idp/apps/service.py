@@ -12,7 +12,7 @@ import time
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
 from campusid.idp.apps.revisions import RevisionsMixin
-from campusid.idp.apps.rules import _check_feedback, _check_justifications
+from campusid.idp.apps.rules import _check_feedback, _check_grant_types, _check_justifications
 from campusid.idp.apps.states import (
     ACTIVE,
     APPROVED,
@@ -83,6 +83,8 @@ class AppService(RevisionsMixin, QueriesMixin):
             "granted_scopes": list(app.granted_scopes),
             "sector_identifier_uri": app.sector_identifier_uri,
             "justifications": dict(app.justifications or {}),
+            "grant_types": list(app.grant_types),
+            "granted_grant_types": list(app.granted_grant_types),
             "revision": _revision_view(app),
             "token_endpoint_auth_method": "client_secret_basic" if app.type == "web" else "none",
             "owner": owner.username if owner else None,
@@ -140,17 +142,20 @@ class AppService(RevisionsMixin, QueriesMixin):
         sector_identifier_uri: str | None = None,
         client_id: str | None = None,
         justifications: dict[str, str] | None = None,
+        grant_types: list[str] | None = None,
     ) -> tuple[dict, str | None]:
         """Register an app in `draft`. Returns (app, client_secret) — the secret only for web apps, once.
 
         `justifications` ({sensitive scope: why}) is required for every requested sensitive scope
-        when given (the portal and the API always give it; the operator's CLI may omit it)."""
+        when given (the portal and the API always give it; the operator's CLI may omit it).
+        `grant_types` asks the review for grant types beyond the code flow (`device_code`)."""
         requested = scope_rules.parse(" ".join(scopes or ["openid"]))
         if "openid" not in requested:
             requested.insert(0, "openid")
         redirect_uris = list(dict.fromkeys(redirect_uris))
         self._check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
         reasons = _check_justifications(requested, justifications) if justifications is not None else {}
+        asked_grant_types = _check_grant_types(grant_types)
         owner_row = await self._user(owner, "owner")
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
@@ -175,6 +180,8 @@ class AppService(RevisionsMixin, QueriesMixin):
             owner_id=owner_row.id,
             created_at=now,
             updated_at=now,
+            grant_types=tuple(asked_grant_types),
+            granted_grant_types=(),
         )
         event = ClientEvent(None, client_id, owner, "create", None, DRAFT, None, now)
         try:
@@ -193,6 +200,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         feedback: str | None = None,
         *,
         granted_scopes: list[str] | None = None,
+        granted_grant_types: list[str] = (),
         config: ClientConfig | None = None,
         secret_hash: str | None = None,
     ) -> dict:
@@ -209,7 +217,9 @@ class AppService(RevisionsMixin, QueriesMixin):
         elif secret_hash is not None:
             ok = await self._store.set_client_secret(secret_hash, event)
         else:
-            ok = await self._store.move_client(event, granted_scopes=granted_scopes)
+            ok = await self._store.move_client(
+                event, granted_scopes=granted_scopes, granted_grant_types=granted_grant_types
+            )
         if not ok:
             raise InvalidTransition(
                 f"the application changed state while you were working; it is no longer {app.state}"
@@ -227,6 +237,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         scopes: list[str] | None = None,
         sector_identifier_uri: str | None = None,
         justifications: dict[str, str] | None = None,
+        grant_types: list[str] | None = None,
     ) -> dict:
         app = await self.get(client_id)
         if app.state not in EDITABLE:
@@ -247,6 +258,7 @@ class AppService(RevisionsMixin, QueriesMixin):
                 _check_justifications(new_scopes, justifications) if justifications is not None else app.justifications
             ),
             sector_identifier_uri=sector,
+            grant_types=_check_grant_types(grant_types) if grant_types is not None else app.grant_types,
         )
         return await self._transition(client_id, (app.state,), app.state, "edit", actor, config=config)
 
@@ -261,13 +273,29 @@ class AppService(RevisionsMixin, QueriesMixin):
             raise Forbidden("nobody reviews their own application")
         return reviewer
 
-    async def approve(self, client_id: str, by: str, grant_scopes: list[str] | None = None) -> dict:
+    async def approve(
+        self,
+        client_id: str,
+        by: str,
+        grant_scopes: list[str] | None = None,
+        grant_types: list[str] | None = None,
+    ) -> dict:
+        """Approve an app under review: the sensitive scopes in `grant_scopes` (default: every one
+        it asks for) and exactly the extra grant types in `grant_types` (default: none; the device
+        grant is given only by name, whether or not the app asked for it)."""
         await self._reviewer(client_id, by)
         app = await self.get(client_id)
         approved_sensitive = self._approved_sensitive(app.scopes, grant_scopes)
         granted = scope_rules.grantable(list(app.scopes), approved_sensitive)
         return await self._transition(
-            client_id, (UNDER_REVIEW,), APPROVED, "approve", by, feedback=None, granted_scopes=granted
+            client_id,
+            (UNDER_REVIEW,),
+            APPROVED,
+            "approve",
+            by,
+            feedback=None,
+            granted_scopes=granted,
+            granted_grant_types=_check_grant_types(grant_types),
         )
 
     async def reject(self, client_id: str, by: str, feedback: str) -> dict:

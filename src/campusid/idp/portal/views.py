@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.redirect_uri import registration_problem
 
@@ -64,6 +65,7 @@ def form_config(form: dict[str, str]) -> dict:
         "scopes": scopes,
         "justifications": reasons,
         "sector_identifier_uri": sector,
+        "grant_types": [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")],
     }
 
 
@@ -76,4 +78,8 @@ def form_state(config: dict, app_type: str = "native") -> dict:
         "redirect_uris": "\n".join(config.get("redirect_uris", [])),
         "sector_identifier_uri": config.get("sector_identifier_uri") or "",
         "scopes": scope_choices(config.get("scopes", ["openid"]), config.get("justifications") or {}),
+        "grant_types": [
+            {"name": g, "field": f"grant_type.{g}", "checked": g in (config.get("grant_types") or ())}
+            for g in GRANT_TYPES
+        ],
     }

@@ -87,6 +87,29 @@ class SlowDown(OAuthError):
         self.retry_after = retry_after
 
 
+class AuthorizationPending(OAuthError):
+    """RFC 8628 3.5: the person has not yet approved or denied the device's request."""
+
+    error = "authorization_pending"
+
+
+class PollingTooFast(OAuthError):
+    """RFC 8628 3.5 `slow_down`: still pending, and the device polled before its interval was up;
+    the interval is now longer. 400, unlike the rate limit's 429 SlowDown."""
+
+    error = "slow_down"
+
+    def __init__(self, description: str, interval: int) -> None:
+        super().__init__(description)
+        self.interval = interval
+
+
+class ExpiredToken(OAuthError):
+    """RFC 8628 3.5: the device code expired before it was redeemed; start a new request."""
+
+    error = "expired_token"
+
+
 class InvalidToken(OAuthError):
     """RFC 6750 3.1."""
 

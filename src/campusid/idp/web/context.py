@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from campusid.idp.events import Events
 from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
 from campusid.idp.protocol.access_tokens import AccessTokenValidator
+from campusid.idp.protocol.device import UserCodeDigests
 from campusid.idp.protocol.pairwise import PairwiseSubjects
 from campusid.idp.protocol.tokens import TokenMinter
 from campusid.idp.ratelimit import Limiter
@@ -35,7 +38,11 @@ class Context:
     csrf_key: bytes
     validator: AccessTokenValidator
     events: Events
+    user_codes: UserCodeDigests
     limiter: Limiter | None = None
+    # The time the device authorization grant reads (its codes' lifetimes and polling pace), so
+    # tests can move it instead of waiting.
+    clock: Callable[[], float] = time.time
     extra: dict = field(default_factory=dict)
 
     @property
@@ -73,5 +80,6 @@ def build_context(settings: Settings, store: Store) -> Context:
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
         validator=AccessTokenValidator(keys, store, settings.issuer.canonical),
         events=Events(store),
+        user_codes=UserCodeDigests(settings.secret_key),
         limiter=Limiter.from_settings(settings),
     )

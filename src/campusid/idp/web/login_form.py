@@ -12,8 +12,9 @@ from campusid.idp.web.sessions import Pending, csrf_token
 
 
 def client_name(pending: Pending) -> str | None:
-    """The application's name, as the authorization request that began the interaction found it."""
-    if pending.kind != "authorize":
+    """The application's name, as the authorization request (or the device page) that began the
+    interaction found it."""
+    if pending.kind not in ("authorize", "device"):
         return None
     return pending.params.get("client_name")
 

@@ -13,6 +13,7 @@ from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.authn import password_sign_in
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
 from campusid.idp.store.rows import Client, SignIn
+from campusid.idp.web import device
 from campusid.idp.web.authorize import (
     code_grant,
     consent_needed,
@@ -127,6 +128,8 @@ async def login_post(request: Request) -> Response:
     sign_in = password_sign_in(user_id, now)
     if interaction.kind == "authorize":
         return await _complete_login(ctx, request, interaction, sign_in)
+    if interaction.kind == device.KIND:
+        return await device.complete_device_login(ctx, request, interaction, sign_in)
     response = _see_other(interaction.params.get("next") or ctx.path("/"))
     await finish_interaction(ctx, interaction, response)
     await start_session(ctx, request, response, sign_in)

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from campusid.idp.crypto import token_hash
 from campusid.idp.keys import ACCESS_TOKEN_ALG
-from campusid.idp.protocol import access_tokens
+from campusid.idp.protocol import access_tokens, device
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.access_tokens import bearer_challenge
 from campusid.idp.protocol.authn import ACR_MFA, ACR_PASSWORD
@@ -40,7 +40,8 @@ def discovery_document(ctx: Context) -> dict:
         "end_session_endpoint": ctx.url("/logout"),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "device_authorization_endpoint": ctx.url("/oauth/device_authorization"),
+        "grant_types_supported": ["authorization_code", "refresh_token", device.GRANT_TYPE],
         "subject_types_supported": ["pairwise"],
         "id_token_signing_alg_values_supported": ["RS256"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],

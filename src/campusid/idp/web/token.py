@@ -6,9 +6,15 @@ handler from GRANTS. The authorization-code grant (RFC 6749 4.1.3):
     consume_code → (refused: explain_refused_code, which revokes on replay)
                  → check_binding (redirect_uri, PKCE) → mint
 
-and the refresh-token grant (RFC 6749 6): rotate_refresh_token (a reused token revokes its
-family) → narrow_scope → mint. Each step is one function; the rule it enforces is in its name
-and its docstring names the section.
+the refresh-token grant (RFC 6749 6): rotate_refresh_token (a reused token revokes its
+family) → narrow_scope → mint; and the device-code grant (RFC 8628 3.4, 3.5):
+
+    check_device_grant_granted → find_device_code → check_device_code_usable
+        → approved: redeem_device_code → mint
+        → pending:  check_polling_pace (slow_down) → authorization_pending
+
+Each step is one function; the rule it enforces is in its name and its docstring names the
+section.
 """
 
 from __future__ import annotations
@@ -19,20 +25,28 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid.idp import events
 from campusid.idp.crypto import new_token, token_hash
-from campusid.idp.protocol import pkce
+from campusid.idp.protocol import device, pkce
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.authn import amr_claim
 from campusid.idp.protocol.client_auth import credentials, verify
 from campusid.idp.protocol.errors import (
+    AccessDenied,
+    AuthorizationPending,
+    ExpiredToken,
     InvalidClient,
     InvalidGrant,
     InvalidRequest,
     InvalidScope,
     OAuthError,
+    PollingTooFast,
+    UnauthorizedClient,
     UnsupportedGrantType,
 )
-from campusid.idp.store.rows import Client, Grant, RefreshToken
+from campusid.idp.ratelimit import client_ip
+from campusid.idp.store.devices import APPROVED, DENIED, PENDING, REDEEMED
+from campusid.idp.store.rows import Client, DeviceCode, Grant, RefreshToken
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
 
@@ -47,6 +61,7 @@ class TokenRequest:
     client_id: str
     secret: str | None
     client: Client | None = None
+    request: Request | None = None
 
 
 def _required(form: dict[str, str], name: str) -> str:
@@ -191,7 +206,86 @@ async def refresh_token(ctx: Context, req: TokenRequest, client: Client) -> dict
     return await mint(ctx, client, grant, scopes, now, nonce=None)
 
 
-GRANTS = {"authorization_code": authorization_code, "refresh_token": refresh_token}
+# -- urn:ietf:params:oauth:grant-type:device_code ---------------------------------------------
+def check_device_grant_granted(client: Client) -> None:
+    """Only an app whose review granted the device grant may use it (RFC 6749 5.2
+    unauthorized_client)."""
+    if device.SHORT_NAME not in client.granted_grant_types:
+        raise UnauthorizedClient("this application is not allowed to use the device authorization grant")
+
+
+async def find_device_code(ctx: Context, client: Client, presented: str) -> DeviceCode:
+    """The device code, looked up by its digest for this client only: an unknown code, or one
+    issued to another client, is invalid_grant (RFC 6749 5.2, RFC 8628 3.5)."""
+    code = await ctx.store.device_code_of_client(token_hash(presented), client.client_id)
+    if code is None:
+        raise InvalidGrant("the device code is invalid or was issued to another client")
+    return code
+
+
+def check_device_code_usable(code: DeviceCode, now: int) -> None:
+    """A redeemed code is never accepted again (invalid_grant); past its expires_in it is
+    expired_token; once the person denied it, access_denied (RFC 8628 3.5)."""
+    if code.status == REDEEMED:
+        raise InvalidGrant("the device code was already used")
+    if now >= code.expires_at:
+        raise ExpiredToken("the device code has expired; start a new device authorization request")
+    if code.status == DENIED:
+        raise AccessDenied("the user denied the request")
+
+
+async def redeem_device_code(ctx: Context, client: Client, presented: str, now: int) -> Grant:
+    """RFC 8628 3.5: an approved device code yields tokens once. One conditional UPDATE … RETURNING
+    marks it redeemed (and starts its grant in the same transaction), so of any number of
+    concurrent polls on any number of workers exactly one gets the tokens. Like a code of the
+    code flow, it yields nothing once the session it was approved in has ended (the person
+    signed out, or the account was disabled)."""
+    redeemed = await ctx.store.redeem_device_code(token_hash(presented), client.client_id, now, new_token(16))
+    if redeemed is None:
+        raise InvalidGrant("the device code was already used, or the session it was approved in has ended")
+    return redeemed[1]
+
+
+async def check_polling_pace(ctx: Context, code: DeviceCode, now: float) -> None:
+    """RFC 8628 3.5: a device that polls before `interval` seconds have passed since its last
+    poll gets slow_down, and its interval grows by 5 seconds for this and every later poll. The
+    pace is kept in the device code's row, so it holds across workers. On time: still pending."""
+    grown = await ctx.store.poll_device_code(code.id, int(now * 1000), device.SLOW_DOWN_STEP)
+    if grown is not None:
+        raise PollingTooFast(f"polling too fast; wait at least {grown} seconds between requests", grown)
+    raise AuthorizationPending("the user has not yet approved the request")
+
+
+async def device_code(ctx: Context, req: TokenRequest, client: Client) -> dict:
+    """RFC 8628 3.4: the device polls with its device code until the person has decided."""
+    presented = _required(req.form, "device_code")
+    check_device_grant_granted(client)
+    now = ctx.clock()
+    code = await find_device_code(ctx, client, presented)
+    check_device_code_usable(code, int(now))
+    if code.status == PENDING:
+        await check_polling_pace(ctx, code, now)
+    if code.status != APPROVED:  # pragma: no cover - the four statuses are handled above
+        raise InvalidGrant("the device code cannot be used")
+    grant = await redeem_device_code(ctx, client, presented, int(now))
+    body = await mint(ctx, client, grant, grant.scope.split(), int(now), nonce=None)
+    user = await ctx.store.user(grant.user_id)
+    ip = client_ip(req.request, ctx.settings.trusted_proxies) if req.request is not None else None
+    await ctx.events.record(
+        events.DEVICE_CODE_REDEEMED,
+        username=user.username if user else None,
+        client_id=client.client_id,
+        ip=ip,
+        detail="tokens issued to the device",
+    )
+    return body
+
+
+GRANTS = {
+    "authorization_code": authorization_code,
+    "refresh_token": refresh_token,
+    device.GRANT_TYPE: device_code,
+}
 
 
 def _cors(request: Request, client: Client | None) -> dict:
@@ -210,7 +304,7 @@ async def token(request: Request) -> Response:
         return oauth_error_response(exc)
     req = None
     try:
-        req = TokenRequest(form, *credentials(request.headers.get("authorization"), form))
+        req = TokenRequest(form, *credentials(request.headers.get("authorization"), form), request=request)
         client = await authenticate_client(ctx, req)
         await apply_client_limit(ctx, client)
         handler = GRANTS.get(form.get("grant_type", ""))
