@@ -1,16 +1,20 @@
 """campusid relying-party (OpenID Connect client) library on httpx, sync and async.
 
 Authorization Code flow with PKCE S256 (RFC 6749, RFC 7636, OpenID Connect Core 1.0), issuer
-identification (RFC 9207), token revocation (RFC 7009) and a loopback redirect receiver for
-native apps (RFC 8252).
+identification (RFC 9207), token revocation (RFC 7009), a loopback redirect receiver for
+native apps (RFC 8252), and the device authorization grant for machines without a browser
+(RFC 8628: ``device_login()``).
 """
 
 from .authorization import AuthorizationRequest
-from .client import AsyncOIDCClient, OIDCClient
+from .client import AsyncOIDCClient, OIDCClient, print_device_code
+from .device import DeviceAuthorization
 from .discovery import ProviderMetadata
 from .errors import (
     AuthorizationErrorResponse,
     CallbackError,
+    DeviceAccessDeniedError,
+    DeviceCodeExpiredError,
     DiscoveryError,
     IDTokenError,
     IssuerMismatchError,
@@ -29,6 +33,9 @@ __all__ = [
     "AuthorizationErrorResponse",
     "AuthorizationRequest",
     "CallbackError",
+    "DeviceAccessDeniedError",
+    "DeviceAuthorization",
+    "DeviceCodeExpiredError",
     "DiscoveryError",
     "IDTokenError",
     "IssuerMismatchError",
@@ -42,4 +49,5 @@ __all__ = [
     "TokenSet",
     "UserInfoError",
     "canonical_issuer",
+    "print_device_code",
 ]

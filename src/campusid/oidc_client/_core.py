@@ -9,16 +9,35 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import httpx
 
 from .authorization import AuthorizationRequest, build_authorization_request
 from .callback import check_callback, check_state, parse_callback
+from .device import (
+    SLOW_DOWN_STEP,
+    DeviceAuthorization,
+    PollState,
+    ShowCode,
+    Wait,
+    device_authorization_request,
+    device_token_request,
+    parse_device_authorization_response,
+)
 from .discovery import ProviderMetadata, discovery_url, parse_metadata
-from .errors import DiscoveryError, IDTokenError, OIDCError, TokenEndpointError, UserInfoError
+from .errors import (
+    DeviceAccessDeniedError,
+    DeviceCodeExpiredError,
+    DiscoveryError,
+    IDTokenError,
+    OIDCError,
+    TokenEndpointError,
+    UserInfoError,
+)
 from .idtoken import (
     ASYMMETRIC_ALGS,
     JWKS,
@@ -38,12 +57,15 @@ from .tokens import (
     parse_userinfo_response,
     refresh_request,
     revocation_request,
+    token_endpoint_error,
     userinfo_request,
     with_claims,
 )
 
 T = TypeVar("T")
-Flow = Generator[httpx.Request, httpx.Response, T]
+# A flow yields the requests it needs sent, and, in the device flow, the pauses it needs waited
+# (Wait) and the code it needs shown (ShowCode); the driver sends None back for those two.
+Flow = Generator[httpx.Request | Wait | ShowCode, httpx.Response | None, T]
 
 log = logging.getLogger("campusid.oidc_client")
 
@@ -62,6 +84,7 @@ class ClientCore:
         redirect_uri: str | None,
         leeway: float,
         discovery_ttl: float,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if not client_id:
             raise ValueError("client_id is required")
@@ -71,6 +94,7 @@ class ClientCore:
         self.redirect_uri = redirect_uri
         self.leeway = leeway
         self.discovery_ttl = discovery_ttl
+        self.clock = clock  # the time ID tokens are checked at and the device flow counts with
         self._metadata: ProviderMetadata | None = None
         self._metadata_at = 0.0
         self._jwks: JWKS | None = None
@@ -188,6 +212,7 @@ class ClientCore:
             leeway=self.leeway,
             nonce=nonce,
             max_age=max_age,
+            now=self.clock(),
         )
         return claims
 
@@ -240,3 +265,90 @@ class ClientCore:
         )
         response = yield from self._token_call(request)
         check_revocation_response(response, token)
+
+    # --- device authorization grant (RFC 8628) ------------------------------------------------
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC)
+
+    def start_device_login(self, scope: str) -> Flow[DeviceAuthorization]:
+        """RFC 8628 3.1-3.2: a device code and the user code to show the person."""
+        metadata = yield from self.discover()
+        if metadata.device_authorization_endpoint is None:
+            raise DiscoveryError("the provider has no device_authorization_endpoint (RFC 8628 section 4)")
+        request = device_authorization_request(
+            metadata.device_authorization_endpoint,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            scope=scope,
+        )
+        response = yield from self._token_call(request)
+        authorization = parse_device_authorization_response(
+            response, now=self._now(), sent_secrets=(self.client_secret or "",)
+        )
+        return replace(authorization, scope=scope)
+
+    def wait_for_device_login(self, authorization: DeviceAuthorization) -> Flow[TokenSet]:
+        """RFC 8628 3.4-3.5: poll every `interval` seconds until the person decides. slow_down adds
+        5 seconds to the interval for good; an unreachable provider (or a 5xx) doubles the wait
+        until it answers again; polling stops when the code expires. The tokens' ID token is
+        validated (no nonce: the device flow has none)."""
+        metadata = yield from self.discover()
+        pace = PollState(authorization.interval)
+        sent = (authorization.device_code, self.client_secret or "")
+        while True:
+            wait = pace.next_wait()
+            left = (authorization.expires_at - self._now()).total_seconds()
+            if left <= wait:
+                if left > 0:
+                    yield Wait(left)  # nothing to gain from polling a code that has expired
+                raise DeviceCodeExpiredError("expired_token", "nobody approved the sign-in before the code expired")
+            yield Wait(wait)
+            request = device_token_request(
+                metadata.token_endpoint,
+                client_id=self.client_id,
+                client_secret=self.client_secret,
+                device_code=authorization.device_code,
+            )
+            try:
+                response = yield request
+            except httpx.HTTPError as exc:
+                log.info("device login: the token endpoint is unreachable (%s); backing off", type(exc).__name__)
+                pace.unreachable()
+                continue
+            if response.status_code == 200:
+                return (yield from self._device_tokens(response, authorization, sent))
+            error = token_endpoint_error(response, sent)
+            if response.status_code >= 500:
+                pace.unreachable()
+                continue
+            pace.answered()
+            if error.error == "authorization_pending":
+                continue
+            if error.error == "slow_down":
+                pace.interval += SLOW_DOWN_STEP
+                if error.retry_after:  # a rate limit's 429 says how long, once
+                    pace.backoff = error.retry_after
+                continue
+            if error.error == "access_denied":
+                raise DeviceAccessDeniedError(error.error, error.description, error.status)
+            if error.error == "expired_token":
+                raise DeviceCodeExpiredError(error.error, error.description, error.status)
+            raise error
+
+    def _device_tokens(
+        self, response: httpx.Response, authorization: DeviceAuthorization, sent: tuple[str, ...]
+    ) -> Flow[TokenSet]:
+        tokens = parse_token_response(response, requested_scope=authorization.scope, sent_secrets=sent)
+        if tokens.id_token is None:
+            if "openid" in (authorization.scope or "").split():
+                raise IDTokenError("the token response has no id_token")
+            return tokens
+        claims = yield from self.validate_id_token(tokens.id_token)
+        return with_claims(tokens, claims)
+
+    def device_login(self, scope: str) -> Flow[TokenSet]:
+        """Start, show the code (ShowCode), and wait for the person's decision."""
+        authorization = yield from self.start_device_login(scope)
+        yield ShowCode(authorization)
+        return (yield from self.wait_for_device_login(authorization))

@@ -1,12 +1,17 @@
 """The two faces of the relying party: :class:`OIDCClient` (sync) and :class:`AsyncOIDCClient`.
 
-Both drive the same flows of :mod:`._core`; only the line that sends a request differs.
-Nothing is ever retried: a code is single use (SPEC 3, RFC 6749 section 4.1.2).
+Both drive the same flows of :mod:`._core`; only the lines that send a request, wait and show a
+device code differ. Nothing is ever retried: a code is single use (SPEC 3, RFC 6749 section
+4.1.2); the device flow's polling (RFC 8628 3.5) is the flow's own, not a retry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import inspect
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -14,10 +19,17 @@ import httpx
 
 from ._core import ClientCore, Flow
 from .authorization import AuthorizationRequest
+from .device import DeviceAuthorization, ShowCode, Wait
 from .discovery import ProviderMetadata
 from .tokens import TokenSet
 
 T = TypeVar("T")
+DEFAULT_DEVICE_SCOPE = "openid profile"
+
+
+def print_device_code(authorization: DeviceAuthorization) -> None:
+    """The default way to show a device code: one line on standard error."""
+    print(authorization.message(), file=sys.stderr, flush=True)
 
 
 def _prepare(request: httpx.Request, timeout: httpx.Timeout) -> httpx.Request:
@@ -37,6 +49,7 @@ class _Base:
         timeout: float = 10.0,
         leeway: float = 60,
         discovery_ttl: float = 3600,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._core = ClientCore(
             issuer=issuer,
@@ -45,6 +58,7 @@ class _Base:
             redirect_uri=redirect_uri,
             leeway=leeway,
             discovery_ttl=discovery_ttl,
+            clock=clock,
         )
         self._timeout = httpx.Timeout(timeout)
 
@@ -62,7 +76,9 @@ class _Base:
 
 
 class OIDCClient(_Base):
-    """Synchronous relying party on ``httpx.Client``. Pass ``http`` to share a client (and its transport)."""
+    """Synchronous relying party on ``httpx.Client``. Pass ``http`` to share a client (and its transport).
+
+    ``clock`` and ``sleep`` are what the device flow counts and waits with (tests pass fakes)."""
 
     def __init__(
         self,
@@ -74,6 +90,8 @@ class OIDCClient(_Base):
         timeout: float = 10.0,
         leeway: float = 60,
         discovery_ttl: float = 3600,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Any] = time.sleep,
     ) -> None:
         super().__init__(
             issuer,
@@ -83,14 +101,24 @@ class OIDCClient(_Base):
             timeout=timeout,
             leeway=leeway,
             discovery_ttl=discovery_ttl,
+            clock=clock,
         )
         self._owns_http = http is None
         self._http = http if http is not None else httpx.Client(timeout=timeout)
+        self._sleep = sleep
 
-    def _run(self, flow: Flow[T]) -> T:
+    def _run(self, flow: Flow[T], on_code: Callable[[DeviceAuthorization], Any] = print_device_code) -> T:
         try:
             request = next(flow)
             while True:
+                if isinstance(request, Wait):
+                    self._sleep(request.seconds)
+                    request = flow.send(None)
+                    continue
+                if isinstance(request, ShowCode):
+                    on_code(request.authorization)
+                    request = flow.send(None)
+                    continue
                 try:
                     response = self._http.send(_prepare(request, self._timeout), follow_redirects=False)
                     response.read()
@@ -127,6 +155,26 @@ class OIDCClient(_Base):
     def revoke(self, token: str, token_type_hint: str | None = None) -> None:
         self._run(self._core.revoke(token, token_type_hint))
 
+    def start_device_login(self, scope: str = DEFAULT_DEVICE_SCOPE) -> DeviceAuthorization:
+        """RFC 8628: ask for a device code; show the person what the answer says, then call
+        :meth:`wait_for_device_login` with it."""
+        return self._run(self._core.start_device_login(scope))
+
+    def wait_for_device_login(self, authorization: DeviceAuthorization) -> TokenSet:
+        """Poll until the person allows (the tokens) or denies (:class:`DeviceAccessDeniedError`),
+        or the code expires (:class:`DeviceCodeExpiredError`)."""
+        return self._run(self._core.wait_for_device_login(authorization))
+
+    def device_login(
+        self,
+        scope: str = DEFAULT_DEVICE_SCOPE,
+        on_code: Callable[[DeviceAuthorization], Any] = print_device_code,
+    ) -> TokenSet:
+        """Sign in without a browser on this machine (RFC 8628): ``on_code`` is called once with
+        the verification URI and user code to show the person (by default they are printed on
+        standard error); returns the tokens once the person has allowed it on another device."""
+        return self._run(self._core.device_login(scope), on_code)
+
     def close(self) -> None:
         if self._owns_http:
             self._http.close()
@@ -153,6 +201,8 @@ class AsyncOIDCClient(_Base):
         timeout: float = 10.0,
         leeway: float = 60,
         discovery_ttl: float = 3600,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         super().__init__(
             issuer,
@@ -162,14 +212,26 @@ class AsyncOIDCClient(_Base):
             timeout=timeout,
             leeway=leeway,
             discovery_ttl=discovery_ttl,
+            clock=clock,
         )
         self._owns_http = http is None
         self._http = http if http is not None else httpx.AsyncClient(timeout=timeout)
+        self._sleep = sleep
 
-    async def _run(self, flow: Flow[T]) -> T:
+    async def _run(self, flow: Flow[T], on_code: Callable[[DeviceAuthorization], Any] = print_device_code) -> T:
         try:
             request = next(flow)
             while True:
+                if isinstance(request, Wait):
+                    await self._sleep(request.seconds)
+                    request = flow.send(None)
+                    continue
+                if isinstance(request, ShowCode):
+                    shown = on_code(request.authorization)
+                    if inspect.isawaitable(shown):  # an async callback (a bot sending a message)
+                        await shown
+                    request = flow.send(None)
+                    continue
                 try:
                     response = await self._http.send(_prepare(request, self._timeout), follow_redirects=False)
                     await response.aread()
@@ -207,6 +269,20 @@ class AsyncOIDCClient(_Base):
 
     async def revoke(self, token: str, token_type_hint: str | None = None) -> None:
         await self._run(self._core.revoke(token, token_type_hint))
+
+    async def start_device_login(self, scope: str = DEFAULT_DEVICE_SCOPE) -> DeviceAuthorization:
+        return await self._run(self._core.start_device_login(scope))
+
+    async def wait_for_device_login(self, authorization: DeviceAuthorization) -> TokenSet:
+        return await self._run(self._core.wait_for_device_login(authorization))
+
+    async def device_login(
+        self,
+        scope: str = DEFAULT_DEVICE_SCOPE,
+        on_code: Callable[[DeviceAuthorization], Any] = print_device_code,
+    ) -> TokenSet:
+        """As :meth:`OIDCClient.device_login`; ``on_code`` may be a coroutine function."""
+        return await self._run(self._core.device_login(scope), on_code)
 
     async def aclose(self) -> None:
         if self._owns_http:

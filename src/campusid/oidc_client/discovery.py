@@ -24,6 +24,7 @@ class ProviderMetadata:
     userinfo_endpoint: str | None
     revocation_endpoint: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+    device_authorization_endpoint: str | None = None
 
     @property
     def iss_parameter_supported(self) -> bool:
@@ -86,4 +87,7 @@ def parse_metadata(response: httpx.Response, canonical_issuer: str) -> ProviderM
         userinfo_endpoint=_endpoint(doc, "userinfo_endpoint", https_required=https_required, required=False),
         revocation_endpoint=_endpoint(doc, "revocation_endpoint", https_required=https_required, required=False),
         raw=doc,
+        device_authorization_endpoint=_endpoint(
+            doc, "device_authorization_endpoint", https_required=https_required, required=False
+        ),
     )

@@ -69,6 +69,16 @@ class TokenEndpointError(OIDCError):
         super().__init__(text)
 
 
+class DeviceAccessDeniedError(TokenEndpointError):
+    """The person denied the device's sign-in (RFC 8628 section 3.5 ``access_denied``)."""
+
+
+class DeviceCodeExpiredError(TokenEndpointError):
+    """The device code expired before the person approved it (RFC 8628 section 3.5
+    ``expired_token``); ``status`` is ``None`` when the client stopped polling at the expiry
+    itself. Start a new device login."""
+
+
 class UserInfoError(OIDCError):
     """The userinfo endpoint refused the request (OIDC Core 1.0 section 5.3.3, RFC 6750 section 3)."""
 
