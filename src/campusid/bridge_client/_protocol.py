@@ -8,7 +8,16 @@ from typing import Any
 
 import httpx
 
-from .errors import BridgeError, BridgeUnavailable, ProtocolError, RateLimited, error_from_envelope
+from .errors import (
+    BridgeError,
+    BridgeUnavailable,
+    LoginTimeout,
+    NotLoggedIn,
+    ProtocolError,
+    RateLimited,
+    error_from_envelope,
+)
+from .models import LoginResult, parse_time
 
 DEFAULT_BASE_URL = "http://127.0.0.1:4399"
 DEFAULT_TIMEOUT = 10.0
@@ -36,12 +45,38 @@ def headers(token: str | None) -> dict[str, str]:
     return result
 
 
-def login_call(force: bool, timeout: float | None, wait: bool) -> Call:
+DEVICE_START_TIMEOUT = 45.0  # the bridge answers a device login once the IdP gave a code (30 s at most)
+DEVICE_WAIT = 660.0  # a device code lives 10 minutes at campusid; a little more than that
+STATUS_POLL = 2.0
+
+
+def login_call(force: bool, timeout: float | None, wait: bool, method: str = "browser") -> Call:
     body: dict[str, Any] = {"force": force, "wait": wait}
     if timeout is not None:
         body["timeout"] = timeout
+    if method != "browser":
+        body["method"] = method
+        return Call("POST", "/login", body, read_timeout=DEVICE_START_TIMEOUT)
     waits_for = (timeout if timeout is not None else DEFAULT_LOGIN_TIMEOUT) if wait else 0.0
     return Call("POST", "/login", body, read_timeout=max(DEFAULT_TIMEOUT, waits_for + LOGIN_MARGIN))
+
+
+def login_outcome(status: dict[str, Any]) -> LoginResult | None:
+    """From a /status answer: the session once a pending sign-in has finished, None while it is
+    still pending; the typed error when it failed (denied, expired, refused)."""
+    if status.get("login_pending"):
+        return None
+    failed = status.get("last_login_error")
+    if isinstance(failed, dict):
+        raise error_from_envelope(502, {"error": failed}, None)
+    if status.get("state") == "signed_in":
+        user = status.get("user") or {}
+        return LoginResult(user.get("name"), parse_time(status.get("expires_at")), reused=False)
+    raise NotLoggedIn("not_logged_in", "no sign-in is pending and nobody is signed in")
+
+
+def waited_too_long() -> LoginTimeout:
+    return LoginTimeout("login_timeout", "the sign-in did not finish in time (checked by this client)")
 
 
 def httpx_timeout(call: Call) -> httpx.Timeout:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import httpx
@@ -51,8 +52,23 @@ class AsyncBridgeClient:
     async def health(self) -> Health:
         return Health(**await self._call(p.Call("GET", "/health")))
 
-    async def login(self, force: bool = False, timeout: float | None = None, wait: bool = True) -> LoginResult:
-        return LoginResult.from_data(await self._call(p.login_call(force, timeout, wait)))
+    async def login(
+        self, force: bool = False, timeout: float | None = None, wait: bool = True, method: str = "browser"
+    ) -> LoginResult:
+        return LoginResult.from_data(await self._call(p.login_call(force, timeout, wait, method)))
+
+    async def device_login(self, force: bool = False) -> LoginResult:
+        return await self.login(force=force, method="device")
+
+    async def wait_for_login(self, timeout: float = p.DEVICE_WAIT, poll_every: float = p.STATUS_POLL) -> LoginResult:
+        deadline = time.monotonic() + timeout
+        while True:
+            outcome = p.login_outcome(await self.status())
+            if outcome is not None:
+                return outcome
+            if time.monotonic() >= deadline:
+                raise p.waited_too_long()
+            await asyncio.sleep(poll_every)
 
     async def sync_grades(self) -> GradeReport:
         return GradeReport.from_data(await self._call(p.Call("POST", "/sync_grades", read_timeout=p.SYNC_TIMEOUT)))

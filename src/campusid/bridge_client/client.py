@@ -54,8 +54,29 @@ class BridgeClient:
     def health(self) -> Health:
         return Health(**self._call(p.Call("GET", "/health")))
 
-    def login(self, force: bool = False, timeout: float | None = None, wait: bool = True) -> LoginResult:
-        return LoginResult.from_data(self._call(p.login_call(force, timeout, wait)))
+    def login(
+        self, force: bool = False, timeout: float | None = None, wait: bool = True, method: str = "browser"
+    ) -> LoginResult:
+        """Sign in (or reuse the session). ``method="device"`` signs in without a browser on this
+        machine (RFC 8628): the result is pending, and its ``device`` holds the code to show the
+        person; then :meth:`wait_for_login`."""
+        return LoginResult.from_data(self._call(p.login_call(force, timeout, wait, method)))
+
+    def device_login(self, force: bool = False) -> LoginResult:
+        """``login(method="device")``: reused session (``pending`` false), or the code to show."""
+        return self.login(force=force, method="device")
+
+    def wait_for_login(self, timeout: float = p.DEVICE_WAIT, poll_every: float = p.STATUS_POLL) -> LoginResult:
+        """Poll ``/status`` until the pending sign-in finishes: the session, or the typed error
+        (:class:`LoginFailed` when denied, :class:`LoginTimeout` when the code expired)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            outcome = p.login_outcome(self.status())
+            if outcome is not None:
+                return outcome
+            if time.monotonic() >= deadline:
+                raise p.waited_too_long()
+            time.sleep(poll_every)
 
     def sync_grades(self) -> GradeReport:
         return GradeReport.from_data(self._call(p.Call("POST", "/sync_grades", read_timeout=p.SYNC_TIMEOUT)))

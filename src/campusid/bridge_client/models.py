@@ -52,17 +52,46 @@ class GradeReport:
 
 
 @dataclass(frozen=True)
+class DeviceLogin:
+    """A sign-in without a browser on this machine (RFC 8628): tell the person to open
+    ``verification_uri`` on their phone or computer and enter ``user_code`` before ``expires_at``."""
+
+    verification_uri: str
+    user_code: str
+    expires_at: datetime | None
+    verification_uri_complete: str | None = None
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> DeviceLogin:
+        return cls(
+            verification_uri=str(data.get("verification_uri", "")),
+            user_code=str(data.get("user_code", "")),
+            expires_at=parse_time(data.get("expires_at")),
+            verification_uri_complete=data.get("verification_uri_complete"),
+        )
+
+    def message(self) -> str:
+        """One line to send the person."""
+        until = f" before {self.expires_at:%H:%M} UTC" if self.expires_at else ""
+        return f"To sign in, open {self.verification_uri} and enter the code {self.user_code}{until}."
+
+
+@dataclass(frozen=True)
 class LoginResult:
-    """``pending`` is true when ``wait=False`` started a sign-in (poll ``status()``)."""
+    """``pending`` is true when a sign-in was started and goes on in the background (``wait=False``,
+    or ``method="device"``, whose ``device`` says what the person must do); then call
+    ``wait_for_login()`` or poll ``status()``. ``expires_at`` is the session's."""
 
     user_name: str | None = None
     expires_at: datetime | None = None
     reused: bool = False
     pending: bool = False
+    device: DeviceLogin | None = None
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> LoginResult:
         if data.get("pending"):
-            return cls(pending=True)
+            device = DeviceLogin.from_data(data) if data.get("method") == "device" else None
+            return cls(pending=True, device=device)
         user = data.get("user") or {}
         return cls(user.get("name"), parse_time(data.get("expires_at")), bool(data.get("reused")))

@@ -102,7 +102,7 @@ async def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
         await apps.submit(client_id, actor=spec["owner"])
         state = "under_review"
     if state == "under_review":
-        await apps.approve(client_id, by="admin")
+        await apps.approve(client_id, by="admin", grant_types=spec.get("grant_types"))
         state = "approved"
     if state == "approved":
         await apps.activate(client_id, actor=spec["owner"])
@@ -134,6 +134,8 @@ async def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dic
         scopes=["openid", "profile", "offline_access", "grades.read"],
         owner="dev",
         description="The desktop app: grades on your computer and a local bridge for scripts.",
+        # its bridge also signs in without a browser on the machine (bots, SSH sessions: RFC 8628)
+        grant_types=["device_code"],
     )
     web_redirect = f"http://127.0.0.1:{WEB_CLIENT_PORT}/callback"
     secret = await _ensure_client(

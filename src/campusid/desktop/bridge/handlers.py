@@ -11,20 +11,22 @@ import json
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..core import DesktopCore, GradeSnapshot, LoginResult
+from ..core import DesktopCore, GradeSnapshot, LoginResult, device_prompt_data
 from .envelope import API_VERSION, BridgeError, ok
 from .resources import EmbeddedResources
 from .settings import BridgeSettings
 
 T = TypeVar("T")
 Handler = Callable[[Request], Awaitable[Response]]
+# How long POST /login {"method": "device"} waits for the IdP to hand out a user code.
+DEVICE_START_TIMEOUT = 30.0
 
 
 class LoginBody(BaseModel):
@@ -33,6 +35,7 @@ class LoginBody(BaseModel):
     force: bool = False
     timeout: float = Field(default=300.0, gt=0, le=3600)
     wait: bool = True
+    method: Literal["browser", "device"] = "browser"
 
 
 async def _shared(future: Future[T]) -> T:
@@ -95,9 +98,25 @@ class Handlers:
         except ValidationError as exc:
             fields = ", ".join(".".join(str(p) for p in e["loc"]) or "body" for e in exc.errors())
             raise BridgeError("invalid_request", f"invalid login options: {fields}") from None
-        future = self.core.start_login(force=body.force, timeout=body.timeout)
+        future = self.core.start_login(force=body.force, timeout=body.timeout, method=body.method)
+        if body.method == "device":
+            return await self._device_login(future)
         if not body.wait:
             return ok({"pending": True, "state": self.core.session.state.value, "status_url": "/status"}, 202)
+        return ok(_login_data(await _shared(future)))
+
+    async def _device_login(self, future: Future[LoginResult]) -> Response:
+        """RFC 8628: answer 202 with the user code as soon as the IdP has given one (the person
+        enters it on another device; /status shows the sign-in finish), or the session at once
+        when one is reused (200), or the failure."""
+        session = self.core.session
+        prompt = await run_in_threadpool(session.wait_for_device_prompt, future, DEVICE_START_TIMEOUT)
+        if prompt is not None:
+            data = {"pending": True, "method": "device", "state": session.state.value, "status_url": "/status"}
+            return ok({**data, **device_prompt_data(prompt)}, 202)
+        if not future.done():
+            session.cancel_login()
+            raise BridgeError("upstream_unavailable", "the identity provider did not hand out a device code in time")
         return ok(_login_data(await _shared(future)))
 
     async def sync_grades(self, request: Request) -> Response:

@@ -15,7 +15,7 @@ ERROR_MEANING = {
     "insufficient_scope": "the session's access token does not grant the scope this operation needs",
     "not_found": "no such path (with or without a token)",
     "method_not_allowed": "the path exists but not with this method (OPTIONS included); see Allow",
-    "login_timeout": "nobody finished the browser sign-in in time",
+    "login_timeout": "nobody finished the browser sign-in in time (or approved the device code before it expired)",
     "login_in_progress": "a sign-in is already waiting for the browser",
     "not_logged_in": "no session (and, for /grades, nothing cached either)",
     "payload_too_large": "the request body is larger than 64 KiB",
@@ -23,7 +23,7 @@ ERROR_MEANING = {
     "bad_host": "the Host header is not 127.0.0.1:PORT or localhost:PORT (DNS rebinding defence)",
     "invalid_request": "malformed JSON, or a body that does not validate",
     "rate_limited": "the bridge's failed-token throttle, or the IdP's login frequency limit; see Retry-After",
-    "login_failed": "the identity provider answered the sign-in with an error",
+    "login_failed": "the identity provider answered the sign-in with an error (or the device sign-in was denied)",
     "upstream_error": "the identity provider or the records API answered unexpectedly",
     "upstream_unavailable": "the identity provider or the records API is unreachable",
     "internal_error": "a bug in the bridge",
@@ -109,6 +109,28 @@ SCHEMAS: dict[str, Any] = {
             },
             "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 300},
             "wait": {"type": "boolean", "default": True, "description": "false: answer 202 and poll /status"},
+            "method": {
+                "enum": ["browser", "device"],
+                "default": "browser",
+                "description": "device: sign in without a browser on this machine (RFC 8628). The answer is 202 "
+                "with a user code for the person to enter at verification_uri on a phone or computer; "
+                "/status shows the sign-in finish (state signed_in, or last_login_error). `timeout` and "
+                "`wait` do not apply: the code's own lifetime bounds it.",
+            },
+        },
+    },
+    "DeviceLoginPending": {
+        "type": "object",
+        "required": ["pending", "method", "state", "status_url", "verification_uri", "user_code", "expires_at"],
+        "properties": {
+            "pending": {"const": True},
+            "method": {"const": "device"},
+            "state": {"const": "waiting_for_device"},
+            "status_url": {"type": "string"},
+            "verification_uri": {"type": "string", "format": "uri"},
+            "verification_uri_complete": {"type": ["string", "null"]},
+            "user_code": {"type": "string", "description": "show it to the person, as it is (XXXX-XXXX)"},
+            "expires_at": _TIMESTAMP,
         },
     },
     "LoginData": {
@@ -129,7 +151,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["state", "user", "expires_at", "last_sync", "courses_cached", "login_pending", "bridge"],
         "properties": {
-            "state": {"enum": ["signed_out", "waiting_for_browser", "signed_in"]},
+            "state": {"enum": ["signed_out", "waiting_for_browser", "waiting_for_device", "signed_in"]},
             "user": {"oneOf": [{"type": "null"}, _USER]},
             "expires_at": _NULLABLE_TIMESTAMP,
             "last_sync": _NULLABLE_TIMESTAMP,
@@ -137,6 +159,26 @@ SCHEMAS: dict[str, Any] = {
             "login_pending": {"type": "boolean"},
             "token_storage": {"type": "object"},
             "bridge": {"type": "object", "description": "host, port, api_version, limits; never the token"},
+            "device_login": {
+                "description": "while a device sign-in waits: what to show the person",
+                "oneOf": [
+                    {"type": "null"},
+                    {
+                        "type": "object",
+                        "required": ["verification_uri", "user_code", "expires_at"],
+                        "properties": {
+                            "verification_uri": {"type": "string"},
+                            "verification_uri_complete": {"type": ["string", "null"]},
+                            "user_code": {"type": "string"},
+                            "expires_at": _TIMESTAMP,
+                        },
+                    },
+                ],
+            },
+            "last_login_error": {
+                "description": "why the last sign-in failed, until the next one starts",
+                "oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Error"}],
+            },
         },
     },
     "LogoutData": {
@@ -235,8 +277,27 @@ def _operation(op: Operation) -> dict[str, Any]:
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LoginRequest"}}},
         }
         doc["responses"]["202"] = {
-            "description": "sign-in started (wait: false); poll /status",
-            "content": {"application/json": {"schema": _envelope_with("LoginPending")}},
+            "description": "sign-in started: `LoginPending` (wait: false), or `DeviceLoginPending` "
+            "(method: device) with the user code to show; poll /status",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "allOf": [
+                            {"$ref": "#/components/schemas/ApiResponse"},
+                            {
+                                "properties": {
+                                    "data": {
+                                        "anyOf": [
+                                            {"$ref": "#/components/schemas/DeviceLoginPending"},
+                                            {"$ref": "#/components/schemas/LoginPending"},
+                                        ]
+                                    }
+                                }
+                            },
+                        ]
+                    }
+                }
+            },
         }
     return doc
 

@@ -30,7 +30,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "/login",
         "login",
         Auth.TOKEN,
-        "Sign in through the system browser (or reuse the session).",
+        "Sign in through the system browser, or with a code entered on another device "
+        '(`{"method": "device"}`, RFC 8628); or reuse the session.',
         json_body=True,
     ),
     Operation(

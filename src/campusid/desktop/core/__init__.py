@@ -1,6 +1,6 @@
 """Desktop core: session, token storage, refresh, grade sync and local cache. No GUI, no HTTP server."""
 
-from .app import GRADES_SCOPE, DesktopCore
+from .app import GRADES_SCOPE, DesktopCore, device_prompt_data
 from .cache import GradeCache, GradeSnapshot
 from .errors import (
     CoreError,
@@ -14,13 +14,14 @@ from .errors import (
     UpstreamUnavailable,
 )
 from .events import Event, EventBus
-from .oidc import OIDCPort, ProviderInfo, Tokens
+from .oidc import DevicePrompt, OIDCPort, ProviderInfo, Tokens
 from .session import LoginResult, Session, SessionState
 
 __all__ = [
     "GRADES_SCOPE",
     "CoreError",
     "DesktopCore",
+    "DevicePrompt",
     "Event",
     "EventBus",
     "GradeCache",
@@ -39,4 +40,5 @@ __all__ = [
     "Tokens",
     "UpstreamError",
     "UpstreamUnavailable",
+    "device_prompt_data",
 ]

@@ -15,7 +15,7 @@ from ..config import DesktopSettings
 from . import events as ev
 from .cache import GradeCache, GradeSnapshot
 from .errors import CoreError, NotLoggedIn
-from .oidc import CampusOIDC, OIDCPort
+from .oidc import CampusOIDC, DevicePrompt, OIDCPort
 from .records import RecordsClient
 from .scope_check import JWKSCache, ScopeChecker
 from .session import DEFAULT_LOGIN_TIMEOUT, LoginResult, SessionManager
@@ -25,6 +25,16 @@ from .token_store import TokenStore, open_token_store
 log = logging.getLogger(__name__)
 
 GRADES_SCOPE = "grades.read"
+
+
+def device_prompt_data(prompt: DevicePrompt) -> dict[str, Any]:
+    """What to tell the person about a pending device sign-in (never the device code)."""
+    return {
+        "verification_uri": prompt.verification_uri,
+        "verification_uri_complete": prompt.verification_uri_complete,
+        "user_code": prompt.user_code,
+        "expires_at": datetime.fromtimestamp(prompt.expires_at, UTC),
+    }
 
 
 class DesktopCore:
@@ -64,8 +74,10 @@ class DesktopCore:
         )
 
     # -- operations ------------------------------------------------------------------------
-    def start_login(self, *, force: bool = False, timeout: float = DEFAULT_LOGIN_TIMEOUT) -> Future[LoginResult]:
-        return self.session.start_login(force=force, timeout=timeout)
+    def start_login(
+        self, *, force: bool = False, timeout: float = DEFAULT_LOGIN_TIMEOUT, method: str = "browser"
+    ) -> Future[LoginResult]:
+        return self.session.start_login(force=force, timeout=timeout, method=method)
 
     def start_sync(self) -> Future[GradeSnapshot]:
         return self.sync.start()
@@ -91,6 +103,8 @@ class DesktopCore:
     def status(self) -> dict[str, Any]:
         session = self.session.current
         snapshot = self.cache.load()
+        prompt = self.session.device_prompt
+        failed = self.session.last_login_error
         return {
             "state": self.session.state.value,
             "user": {"name": session.user_name} if session else None,
@@ -98,6 +112,8 @@ class DesktopCore:
             "last_sync": snapshot.synced_at,
             "courses_cached": len(snapshot.grades),
             "token_storage": {"kind": self.token_store.kind, "detail": self.token_store.detail},
+            "device_login": device_prompt_data(prompt) if prompt is not None else None,
+            "last_login_error": {"code": failed.code, "message": failed.message} if failed is not None else None,
         }
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 # Event kinds emitted by the core and the bridge.
 STATE_CHANGED = "state_changed"  # data: state, user
 LOGIN_URL_OPENED = "login_url_opened"  # data: browser_opened (bool); never the URL's secrets
+DEVICE_CODE_SHOWN = "device_code_shown"  # data: verification_uri, user_code, expires_at (never the device code)
 SYNC_STARTED = "sync_started"
 SYNC_FINISHED = "sync_finished"  # data: courses, synced_at
 SYNC_FAILED = "sync_failed"  # data: code, message

@@ -51,11 +51,31 @@ class ProviderInfo:
     jwks_uri: str
 
 
+@dataclass(frozen=True)
+class DevicePrompt:
+    """What the person must do to finish a sign-in without a browser here (RFC 8628 3.3): open
+    ``verification_uri`` elsewhere and enter ``user_code`` before ``expires_at`` (Unix time).
+    ``handle`` is the OIDC port's own state for finishing it (never shown)."""
+
+    verification_uri: str
+    user_code: str
+    expires_at: float
+    verification_uri_complete: str | None = None
+    handle: Any = field(default=None, repr=False, compare=False)
+
+
 class OIDCPort(Protocol):
     def provider(self) -> ProviderInfo: ...
     def browser_login(self, *, scope: str, timeout: float, open_browser: Callable[[str], Any]) -> Tokens: ...
     def refresh(self, refresh_token: str) -> Tokens: ...
     def revoke(self, token: str, hint: str) -> None: ...
+
+
+class DevicePort(Protocol):
+    """An OIDC port that can also sign in without a browser on this machine (RFC 8628)."""
+
+    def start_device_login(self, *, scope: str) -> DevicePrompt: ...
+    def finish_device_login(self, prompt: DevicePrompt) -> Tokens: ...
 
 
 class CampusOIDC:
@@ -70,13 +90,16 @@ class CampusOIDC:
         self._client: Any = None
         self._receiver: Any = None  # the loopback receiver of the sign-in in progress
         self._cancelled = False
+        self._device_cancel = threading.Event()  # set to stop a device sign-in's polling
 
     def _oidc(self) -> Any:
         from campusid import oidc_client as lib  # imported late: the core runs (offline) without it
 
         with self._lock:
             if self._client is None:
-                client = lib.OIDCClient(self._issuer, self._client_id, http=self._http, timeout=self._timeout)
+                client = lib.OIDCClient(
+                    self._issuer, self._client_id, http=self._http, timeout=self._timeout, sleep=self._device_wait
+                )
                 with translated(login=False):
                     client.discover()
                 self._client = client
@@ -114,12 +137,40 @@ class CampusOIDC:
                 tokens = _with_userinfo(client, tokens)
             return tokens
 
+    def start_device_login(self, *, scope: str) -> DevicePrompt:
+        """RFC 8628: a user code for the person to enter on another device."""
+        client = self._oidc()
+        self._device_cancel.clear()
+        with translated(login=True):
+            authorization = client.start_device_login(scope)
+        return DevicePrompt(
+            verification_uri=authorization.verification_uri,
+            user_code=authorization.user_code,
+            expires_at=authorization.expires_at.timestamp(),
+            verification_uri_complete=authorization.verification_uri_complete,
+            handle=authorization,
+        )
+
+    def finish_device_login(self, prompt: DevicePrompt) -> Tokens:
+        """Poll until the person allows or denies (or the code expires, or the app cancels)."""
+        client = self._oidc()
+        with translated(login=True):
+            tokens = _tokens(client.wait_for_device_login(prompt.handle))
+        return tokens if "name" in tokens.claims else _with_userinfo(client, tokens)
+
+    def _device_wait(self, seconds: float) -> None:
+        """The device flow's pause between polls; cancel_login cuts it short."""
+        if self._device_cancel.wait(seconds):
+            raise LoginCancelled("the sign-in was cancelled in the app")
+
     def cancel_login(self) -> bool:
-        """Stop waiting for the browser: close the loopback receiver of the sign-in in progress."""
+        """Stop waiting: close the loopback receiver of a browser sign-in, or stop a device
+        sign-in's polling."""
         with self._lock:
             receiver = self._receiver
             if receiver is None:
-                return False
+                self._device_cancel.set()
+                return True
             self._cancelled = True
         receiver.close()
         return True
@@ -190,6 +241,10 @@ def translate_error(exc: Exception, *, login: bool) -> CoreError:
         return UpstreamUnavailable(f"the identity provider is unreachable ({name})")
     if "LoginTimeoutError" in names:
         return LoginTimeout("nobody finished the browser sign-in in time")
+    if "DeviceCodeExpiredError" in names:
+        return LoginTimeout("nobody approved the sign-in on the other device before the code expired")
+    if "DeviceAccessDeniedError" in names:
+        return LoginFailed("the sign-in was denied on the other device")
     if "AuthorizationErrorResponse" in names:
         error = getattr(exc, "error", "")
         if error == "temporarily_unavailable":
@@ -206,6 +261,8 @@ def translate_error(exc: Exception, *, login: bool) -> CoreError:
             return UpstreamUnavailable("the identity provider's token endpoint is unavailable", retry_after=retry_after)
         if not login and error == "invalid_grant":
             return RefreshRejected("the session has ended at the identity provider; sign in again")
+        if error in ("unauthorized_client", "invalid_client", "invalid_scope"):
+            return LoginFailed(f"the identity provider refused the sign-in ({error})")
         if login:
             return LoginFailed(f"the code exchange failed ({error}); start a new sign-in")
         return UpstreamError(f"the identity provider's token endpoint answered {error}")

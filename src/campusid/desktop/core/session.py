@@ -1,4 +1,4 @@
-"""The signed-in session: browser sign-in, reuse, silent refresh, sign-out.
+"""The signed-in session: browser or device sign-in, reuse, silent refresh, sign-out.
 
 The login frequency limit of the IdP (SPEC 8, DESIGN 3.9) is respected here: a live access
 token or a refresh token that still works is always reused before a browser is opened, a sync
@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import events as ev
-from .errors import CoreError, LoginInProgress, NotLoggedIn, RefreshRejected
-from .oidc import OIDCPort, Tokens
+from .errors import CoreError, LoginFailed, LoginInProgress, NotLoggedIn, RefreshRejected
+from .oidc import DevicePrompt, OIDCPort, Tokens
 from .token_store import TokenStore
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,11 @@ DEFAULT_LOGIN_TIMEOUT = 300.0
 class SessionState(enum.StrEnum):
     SIGNED_OUT = "signed_out"
     WAITING_FOR_BROWSER = "waiting_for_browser"
+    WAITING_FOR_DEVICE = "waiting_for_device"  # a person is to enter the user code elsewhere (RFC 8628)
     SIGNED_IN = "signed_in"
+
+
+LOGIN_METHODS = ("browser", "device")
 
 
 @dataclass(frozen=True)
@@ -89,18 +93,21 @@ class SessionManager:
         self._open_browser = open_browser
         self._on_signed_in = on_signed_in
         self._clock = clock
-        self._lock = threading.Lock()  # guards _session, _pending, _waiting
+        self._lock = threading.Lock()  # guards _session, _pending, _waiting, _device, _last_error
+        self._changed = threading.Condition(self._lock)  # a device prompt appeared or a login ended
         self._refresh_lock = threading.Lock()  # one refresh at a time (rotating refresh tokens)
         self._session = Session.from_dict(store.load() or {})
         self._pending: Future[LoginResult] | None = None
-        self._waiting = False
+        self._waiting: SessionState | None = None
+        self._device: DevicePrompt | None = None
+        self._last_error: CoreError | None = None
 
     # -- state -----------------------------------------------------------------------------
     @property
     def state(self) -> SessionState:
         with self._lock:
-            if self._waiting:
-                return SessionState.WAITING_FOR_BROWSER
+            if self._waiting is not None:
+                return self._waiting
             return SessionState.SIGNED_IN if self._session else SessionState.SIGNED_OUT
 
     @property
@@ -113,16 +120,45 @@ class SessionManager:
         with self._lock:
             return self._pending is not None
 
+    @property
+    def device_prompt(self) -> DevicePrompt | None:
+        """The user code a pending device sign-in waits for someone to enter, else None."""
+        with self._lock:
+            return self._device
+
+    @property
+    def last_login_error(self) -> CoreError | None:
+        """Why the last sign-in failed (denied, expired, refused), until the next one starts."""
+        with self._lock:
+            return self._last_error
+
     # -- sign-in ---------------------------------------------------------------------------
-    def start_login(self, *, force: bool = False, timeout: float = DEFAULT_LOGIN_TIMEOUT) -> Future[LoginResult]:
-        """Begin a sign-in in the background; :class:`LoginInProgress` if one is already pending."""
+    def start_login(
+        self, *, force: bool = False, timeout: float = DEFAULT_LOGIN_TIMEOUT, method: str = "browser"
+    ) -> Future[LoginResult]:
+        """Begin a sign-in in the background; :class:`LoginInProgress` if one is already pending.
+
+        ``method`` is ``browser`` (the system browser and a loopback redirect) or ``device``
+        (RFC 8628: a code the person enters on another device; see :meth:`wait_for_device_prompt`).
+        ``timeout`` bounds a browser sign-in; a device sign-in ends when its code expires."""
+        if method not in LOGIN_METHODS:
+            raise ValueError(f"unknown sign-in method {method!r}")
         with self._lock:
             if self._pending is not None:
-                raise LoginInProgress("a sign-in is already waiting for the browser")
+                raise LoginInProgress("a sign-in is already waiting for the browser or the device code")
             future: Future[LoginResult] = Future()
             self._pending = future
-        threading.Thread(target=self._login_worker, args=(future, force, timeout), daemon=True).start()
+            self._last_error = None
+        threading.Thread(target=self._login_worker, args=(future, force, timeout, method), daemon=True).start()
         return future
+
+    def wait_for_device_prompt(self, future: Future[LoginResult], timeout: float) -> DevicePrompt | None:
+        """Block until the device sign-in of ``future`` has a user code to show (it), or has
+        ended without needing one (None: a reused session, or a failure the future holds), or
+        ``timeout`` seconds passed (None, and the future still pending)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._pending is not future or self._device is not None, timeout)
+            return self._device if self._pending is future else None
 
     def cancel_login(self) -> bool:
         """Cancel a sign-in that waits for the browser (it fails with ``LoginCancelled``).
@@ -135,34 +171,64 @@ class SessionManager:
     def login(self, *, force: bool = False, timeout: float = DEFAULT_LOGIN_TIMEOUT) -> LoginResult:
         return self.start_login(force=force, timeout=timeout).result()
 
-    def _login_worker(self, future: Future[LoginResult], force: bool, timeout: float) -> None:
+    def _login_worker(self, future: Future[LoginResult], force: bool, timeout: float, method: str) -> None:
         future.set_running_or_notify_cancel()
         try:
-            result = self._login(force, timeout)
+            result = self._login(force, timeout, method)
         except BaseException as exc:
             self._finish_login(future, error=exc)
         else:
             self._finish_login(future, result=result)
 
     def _finish_login(self, future: Future[LoginResult], result: LoginResult | None = None, error=None) -> None:
-        with self._lock:
+        with self._changed:
             self._pending = None
-            self._waiting = False
+            self._waiting = None
+            self._device = None
+            self._last_error = error if isinstance(error, CoreError) else None
+            self._changed.notify_all()
         self._emit_state()
         if error is not None:
             future.set_exception(error)
         else:
             future.set_result(result)
 
-    def _login(self, force: bool, timeout: float) -> LoginResult:
+    def _login(self, force: bool, timeout: float, method: str = "browser") -> LoginResult:
         if not force:
             reused = self._reusable_session()
             if reused is not None:
                 return LoginResult(reused, reused=True)
+        if method == "device":
+            return self._device_login()
         with self._lock:
-            self._waiting = True
+            self._waiting = SessionState.WAITING_FOR_BROWSER
         self._emit_state()
         tokens = self._oidc.browser_login(scope=self._scope, timeout=timeout, open_browser=self._open)
+        session = self._replace_session(Session.from_tokens(tokens))
+        if self._on_signed_in:
+            self._on_signed_in()
+        return LoginResult(session, reused=False)
+
+    def _device_login(self) -> LoginResult:
+        """RFC 8628: get a user code, publish it (wait_for_device_prompt, the status, an event),
+        then wait while the OIDC port polls for the person's decision."""
+        start = getattr(self._oidc, "start_device_login", None)
+        finish = getattr(self._oidc, "finish_device_login", None)
+        if start is None or finish is None:
+            raise LoginFailed("this app cannot sign in without a browser")
+        prompt = start(scope=self._scope)
+        with self._changed:
+            self._device = prompt
+            self._waiting = SessionState.WAITING_FOR_DEVICE
+            self._changed.notify_all()
+        self._emit_state()
+        self._events.emit(
+            ev.DEVICE_CODE_SHOWN,
+            verification_uri=prompt.verification_uri,
+            user_code=prompt.user_code,
+            expires_at=prompt.expires_at,
+        )
+        tokens = finish(prompt)
         session = self._replace_session(Session.from_tokens(tokens))
         if self._on_signed_in:
             self._on_signed_in()

@@ -254,7 +254,7 @@ class MainWindow(QMainWindow):
     def apply_state(self) -> None:
         state = self.core.session.state
         session = self.core.session.current
-        waiting = state is SessionState.WAITING_FOR_BROWSER
+        waiting = state in (SessionState.WAITING_FOR_BROWSER, SessionState.WAITING_FOR_DEVICE)
         signed_in = session is not None
         if waiting:
             self.user_label.setText(self.t("user.waiting"))
