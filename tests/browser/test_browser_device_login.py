@@ -7,7 +7,6 @@ access_denied."""
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import threading
@@ -16,7 +15,8 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
-from tests.conftest import add_users, run_cli, start_server
+from tests.conftest import start_server
+from tests.idp.device_helpers import prepare
 from tests.idp.helpers import PASSWORD
 from tests.screenshots import save_screenshot
 
@@ -30,25 +30,10 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture
 def served(idp_env):
-    add_users(idp_env, PASSWORD, ("sam", "student"), ("dev", "developer"), ("admin", "admin"))
-    create = [
-        "apps",
-        "create",
-        "--name",
-        "Lab Printer Bot",
-        "--type",
-        "native",
-        "--redirect-uri",
-        "http://127.0.0.1/cb",
-    ]
-    asks = ["--scope", "openid", "--scope", "profile", "--grant-type", "device_code"]
-    app = json.loads(run_cli(idp_env, *create, *asks, "--owner", "dev", "--json").stdout)
-    cid = app["client_id"]
-    run_cli(idp_env, "apps", "submit", cid)
-    run_cli(idp_env, "apps", "approve", cid, "--by", "admin", "--grant-type", "device_code")
-    run_cli(idp_env, "apps", "activate", cid)
+    people = (("sam", "student"), ("dev", "developer"), ("admin", "admin"))
+    prepare(idp_env, "lab-printer-bot", people=people, scopes=("openid", "profile"))
     server = start_server(idp_env)
-    yield server, cid
+    yield server, "lab-printer-bot"
     server.stop()
 
 

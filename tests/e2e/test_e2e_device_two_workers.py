@@ -5,17 +5,15 @@ the approved device code, spread over both workers, exactly one gets tokens."""
 
 from __future__ import annotations
 
-import json
 import threading
 
 import httpx
 import pytest
 
 from campusid.idp.protocol.device import GRANT_TYPE
-from tests.conftest import add_users, run_cli, start_server
+from tests.conftest import start_server
 from tests.e2e.test_e2e_two_workers import Balancer
-from tests.idp.device_helpers import decide
-from tests.idp.helpers import PASSWORD
+from tests.idp.device_helpers import decide, prepare
 
 pytestmark = pytest.mark.e2e
 ISSUER = "http://127.0.0.1:1"  # one issuer for both workers, as behind a load balancer
@@ -23,17 +21,13 @@ ISSUER = "http://127.0.0.1:1"  # one issuer for both workers, as behind a load b
 
 @pytest.fixture
 def two_workers(idp_env):
-    add_users(idp_env, PASSWORD, ("alice", "student"), ("dev", "developer"), ("admin", "admin"))
-    create = ["apps", "create", "--name", "Lab bot", "--type", "native", "--redirect-uri", "http://127.0.0.1/cb"]
-    app = json.loads(run_cli(idp_env, *create, "--grant-type", "device_code", "--owner", "dev", "--json").stdout)
-    cid = app["client_id"]
-    run_cli(idp_env, "apps", "submit", cid)
-    run_cli(idp_env, "apps", "approve", cid, "--by", "admin", "--grant-type", "device_code")
-    run_cli(idp_env, "apps", "activate", cid)
+    prepare(
+        idp_env, "lab-bot", people=(("alice", "student"), ("dev", "developer"), ("admin", "admin")), scopes=("openid",)
+    )
     env = {**idp_env, "CAMPUSID_ISSUER": ISSUER}
     a, b = start_server(env), start_server(env)
     urls = ["http://127.0.0.1:" + s.proc.args[-1] for s in (a, b)]
-    yield urls, cid
+    yield urls, "lab-bot"
     a.stop()
     b.stop()
 

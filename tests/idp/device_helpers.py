@@ -110,3 +110,37 @@ def decide(
         else:
             return r
     raise AssertionError("too many steps on the device pages")
+
+
+def prepare(env: dict, client_id: str, *, people: tuple[tuple[str, str], ...], scopes: tuple[str, ...]) -> None:
+    """The database of `env` (a served IdP's) with `people` ((username, role), password PASSWORD,
+    named after the username) and an active native app whose review granted the device grant,
+    made in process: a `campusid` command per step would cost a process start each."""
+    from pathlib import Path
+
+    from campusid.idp.apps import AppService
+    from campusid.idp.store import open_store
+
+    store = open_store(env["CAMPUSID_DATABASE_URL"], Path(env["CAMPUSID_DATA_DIR"]))
+    try:
+        for username, role in people:
+            make_user(store, username, role=role)
+        apps = AppService(store)
+
+        async def review() -> None:
+            await apps.create(
+                name="Lab Printer Bot",
+                app_type="native",
+                redirect_uris=["http://127.0.0.1/cb"],
+                scopes=list(scopes),
+                owner="dev",
+                client_id=client_id,
+                grant_types=["device_code"],
+            )
+            await apps.submit(client_id)
+            await apps.approve(client_id, by="admin", grant_types=["device_code"])
+            await apps.activate(client_id)
+
+        run(store, review())
+    finally:
+        store.close()

@@ -5,66 +5,54 @@ grant types an app was granted are stored, so a device flow is refused until the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import add_users, run_cli
+from campusid.idp.apps import AppService
+from campusid.idp.store import open_store
+from tests.conftest import run_cli
 from tests.idp.device_helpers import start
+from tests.idp.helpers import SyncStore, make_user
 from tests.portal.helpers import NATIVE_URI, admin_csrf, api_token, new_app_form, portal_csrf, sign_in
 
 
 @pytest.fixture
-def env(idp_env) -> dict:
-    add_users(idp_env, "a-long-password", ("dev", "developer"), ("admin", "admin"))
-    return idp_env
+def cli(idp_env, tmp_path):
+    """The environment for `campusid`, with its users and one app under review made in process
+    (each command is a process start: only the steps under test go through the CLI)."""
+    store = open_store(idp_env["CAMPUSID_DATABASE_URL"], Path(idp_env["CAMPUSID_DATA_DIR"]))
+    make_user(store, "dev", role="developer")
+    make_user(store, "admin", role="admin")
+    apps = SyncStore(store, AppService(store))
+    apps.create(
+        name="Plain", app_type="native", redirect_uris=[NATIVE_URI], scopes=None, owner="dev", client_id="plain"
+    )
+    apps.submit("plain")
+    yield idp_env, apps
+    store.close()
 
 
 def j(env, *args):
     return json.loads(run_cli(env, *args, "--json").stdout)
 
 
-def _create(env, *extra: str) -> str:
-    args = ["apps", "create", "--name", "Lab bot", "--type", "native", "--redirect-uri", "http://127.0.0.1/cb"]
-    app = j(env, *args, "--owner", "dev", *extra)
-    assert app["granted_grant_types"] == []
-    j(env, "apps", "submit", app["client_id"])
-    return app["client_id"]
-
-
-def test_the_cli_grants_the_device_grant_only_when_named(env):
-    asked = _create(env, "--grant-type", "device_code")
-    assert j(env, "apps", "show", asked)["grant_types"] == ["device_code"]
-    approved = j(env, "apps", "approve", asked, "--by", "admin")  # asked for, but not granted by name
+def test_the_cli_asks_for_the_device_grant_and_grants_it_only_by_name(cli):
+    env, apps = cli
+    create = ["apps", "create", "--name", "Lab bot", "--type", "native", "--redirect-uri", NATIVE_URI]
+    asked = j(env, *create, "--grant-type", "device_code", "--owner", "dev")
+    assert (asked["grant_types"], asked["granted_grant_types"]) == (["device_code"], [])
+    apps.submit(asked["client_id"])
+    approved = j(env, "apps", "approve", asked["client_id"], "--by", "admin")  # asked for, not granted by name
     assert approved["granted_grant_types"] == []
-    named = _create(env)  # never asked: the reviewer may still grant it
-    approved = j(env, "apps", "approve", named, "--by", "admin", "--grant-type", "device_code")
-    assert approved["granted_grant_types"] == ["device_code"]
-    assert j(env, "apps", "activate", named)["granted_grant_types"] == ["device_code"]
-
-
-def test_the_cli_refuses_an_unknown_grant_type_with_a_message(env):
-    cid = _create(env)
-    proc = run_cli(env, "apps", "approve", cid, "--by", "admin", "--grant-type", "implicit", check=False)
-    assert proc.returncode != 0 and "unknown grant type" in proc.stderr and "Traceback" not in proc.stderr
-    assert j(env, "apps", "show", cid)["state"] == "under_review"
-    proc = run_cli(
-        env,
-        "apps",
-        "create",
-        "--name",
-        "x",
-        "--type",
-        "native",
-        "--redirect-uri",
-        "http://127.0.0.1/cb",
-        "--owner",
-        "dev",
-        "--grant-type",
-        "password",
-        "--json",
-        check=False,
-    )
-    assert proc.returncode == 1 and "unknown grant type" in json.loads(proc.stderr)["error"]
+    # never asked: the reviewer may still grant it; an unknown grant type is refused with a message
+    refused = run_cli(env, "apps", "approve", "plain", "--by", "admin", "--grant-type", "implicit", check=False)
+    assert refused.returncode == 1 and "unknown grant type" in refused.stderr and "Traceback" not in refused.stderr
+    assert apps.get("plain").state == "under_review"
+    approved = j(env, "apps", "approve", "plain", "--by", "admin", "--grant-type", "device_code")
+    assert approved["granted_grant_types"] == ["device_code"] and approved["grant_types"] == []
+    refused = run_cli(env, *create, "--grant-type", "password", "--owner", "dev", "--json", check=False)
+    assert refused.returncode == 1 and "unknown grant type" in json.loads(refused.stderr)["error"]
 
 
 def test_the_portal_asks_and_the_console_grants(console):
