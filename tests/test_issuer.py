@@ -74,6 +74,7 @@ def test_both_sides_give_the_same_canonical_issuer(configured: str, canonical: s
         ("idp.example", "https://"),
         ("https://", "no host"),
         ("https://idp.example:99999", "not a valid URL"),
+        ("https://idp.example/" + "a" * 10_000, "longer than 2048 characters"),
     ],
 )
 def test_both_sides_refuse_what_cannot_be_an_issuer(configured: str, hint: str) -> None:

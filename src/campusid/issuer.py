@@ -21,6 +21,9 @@ that states them.
   trailing slash. Percent-encoding is normalised (RFC 3986 sections 6.2.2.1 and 6.2.2.2): hex
   digits in upper case, and an encoded unreserved character (``%7E``) written as itself (``~``).
 
+- At most 2,048 characters as configured: an issuer is typed or pasted by a person, and a longer
+  value is a mistake (a whole file pasted, a runaway template), not an address.
+
 Anything that cannot be put in this form is refused with :class:`IssuerError`, whose message says
 what to change. The Unicode form of the host (:attr:`Issuer.display`) is for people only, never for
 a protocol check.
@@ -42,6 +45,7 @@ _PATH = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*")
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _EXAMPLE = "for example https://login.example.edu"
+MAX_LENGTH = 2048
 
 
 class IssuerError(ValueError):
@@ -77,6 +81,8 @@ def parse_issuer(value: str, *, name: str = "issuer") -> Issuer:
     raw = (value or "").strip()
     if not raw:
         raise IssuerError(f"{name} is empty; set it to the issuer's URL, {_EXAMPLE}")
+    if len(raw) > MAX_LENGTH:
+        raise IssuerError(f"{name} is longer than {MAX_LENGTH} characters ({len(raw)}); set it to the issuer's URL")
     if any(c.isspace() or unicodedata.category(c) == "Cc" for c in raw):
         # urlsplit silently drops tabs and line breaks; a pasted value must not change that way.
         raise IssuerError(f"{name} must not contain spaces or control characters")

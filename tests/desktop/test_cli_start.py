@@ -150,3 +150,70 @@ def test_headless_serves_and_the_browser_does_not_inherit_the_token(tmp_path: Pa
     assert token not in out + err
     assert "tokens are kept in file" in err  # the keyring-less fallback is reported
     assert "POST /login 200" in err
+
+
+@pytest.mark.parametrize(
+    ("issuer", "hint"),
+    [
+        ("idp.example.edu", "must start with https://"),
+        ("https://idp.example.edu?tenant=1", "must not have a query"),
+        ("https://idp.example.edu/#top", "must not have a fragment"),
+        ("https://admin:pw@idp.example.edu", "must not contain user information"),
+        ("https://idp.example.edu/" + "a" * 10_240, "is longer than 2048 characters"),
+    ],
+)
+def test_a_bad_issuer_exits_2_with_the_reason_and_no_traceback(tmp_path: Path, issuer: str, hint: str) -> None:
+    port = free_port()
+    env = base_env(
+        tmp_path,
+        APP_BRIDGE_TOKEN=secrets.token_urlsafe(32),
+        APP_BRIDGE_PORT=str(port),
+        CAMPUSID_DESKTOP_ISSUER=issuer,
+    )
+    result = run_desktop(env, "--headless")
+    assert result.returncode == 2
+    assert f"campusid-desktop: cannot start: CAMPUSID_DESKTOP_ISSUER {hint}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "pw@" not in result.stderr + result.stdout
+    assert len(result.stderr) < 1000  # a 10 KB value is not echoed back
+    assert nothing_listens(port)
+
+
+def test_a_bad_issuer_stops_the_window_too_before_qt_loads(tmp_path: Path) -> None:
+    # A PySide6 that would fail the test if imported: the setting is checked before the window loads.
+    stub = tmp_path / "no_qt" / "PySide6"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise SystemExit('PySide6 was imported')\n")
+    env = base_env(tmp_path, CAMPUSID_DESKTOP_ISSUER="ftp://idp.example.edu", PYTHONPATH=str(stub.parent))
+    result = run_desktop(env)
+    assert result.returncode == 2
+    assert "CAMPUSID_DESKTOP_ISSUER must start with https://" in result.stderr
+    assert "PySide6 was imported" not in result.stderr
+
+
+def test_a_unicode_issuer_host_is_used_in_its_ascii_form(tmp_path: Path) -> None:
+    port = free_port()
+    env = base_env(
+        tmp_path,
+        APP_BRIDGE_TOKEN=secrets.token_urlsafe(32),
+        APP_BRIDGE_PORT=str(port),
+        CAMPUSID_DESKTOP_ISSUER="HTTPS://Bücher.Example:443/idp/",
+    )
+    process = subprocess.Popen(
+        [DESKTOP, "--headless"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the bridge did not come up"
+            time.sleep(0.05)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=15)
+    assert "signs in at https://xn--bcher-kva.example/idp;" in err

@@ -1,5 +1,5 @@
-"""Unit tests of the desktop core's parts: token store, grade cache, single flight, error mapping,
-the JWT scope check, and the event hook."""
+"""Unit tests of the desktop core's parts: settings, token store, grade cache, single flight, error
+mapping, the JWT scope check, and the event hook."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import keyring.backend
 import pytest
 from joserfc.jwk import ECKey
 
+from campusid.desktop.config import DesktopConfigError, DesktopSettings
 from campusid.desktop.core import events as ev
 from campusid.desktop.core.cache import GradeCache, GradeSnapshot
 from campusid.desktop.core.errors import (
@@ -37,6 +38,53 @@ from campusid.oidc_client import (
 )
 
 from .fake_idp import FakeIdP
+
+
+# -- settings -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("configured", "canonical"),
+    [
+        ("https://bücher.example", "https://xn--bcher-kva.example"),  # IDNA (UTS 46) to ASCII
+        ("HTTPS://Login.Example.EDU:443/idp/", "https://login.example.edu/idp"),
+        ("http://LOCALHOST:8000//", "http://localhost:8000"),
+    ],
+)
+def test_the_issuer_takes_the_canonical_form_the_idp_publishes(tmp_path: Path, configured: str, canonical: str) -> None:
+    settings = DesktopSettings.from_env(
+        {"CAMPUSID_DESKTOP_ISSUER": configured, "CAMPUSID_DESKTOP_DATA_DIR": str(tmp_path)}
+    )
+    assert settings.issuer == canonical
+    assert settings.records_url == canonical + "/records/v1"
+    assert settings.records_audience == canonical + "/records"
+
+
+def test_without_an_issuer_the_local_idp_is_used(tmp_path: Path) -> None:
+    settings = DesktopSettings.from_env({"CAMPUSID_DESKTOP_DATA_DIR": str(tmp_path)})
+    assert settings.issuer == "http://127.0.0.1:8000"
+    assert settings.records_url == "http://127.0.0.1:8000/records/v1"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "hint"),
+    [
+        ("CAMPUSID_DESKTOP_ISSUER", "idp.example.edu", "must start with https://"),
+        ("CAMPUSID_DESKTOP_ISSUER", "https://idp.example.edu?x=1", "query"),
+        ("CAMPUSID_DESKTOP_ISSUER", "https://idp.example.edu#x", "fragment"),
+        ("CAMPUSID_DESKTOP_ISSUER", "https://u:p@idp.example.edu", "user information"),
+        ("CAMPUSID_DESKTOP_ISSUER", "http://idp.example.edu", "plain http"),
+        ("CAMPUSID_DESKTOP_ISSUER", "", "is empty"),
+        ("CAMPUSID_DESKTOP_ISSUER", "https://idp.example.edu/" + "a" * 10_240, "longer than 2048"),
+        ("CAMPUSID_DESKTOP_RECORDS_URL", "records.example.edu/v1", "absolute http(s) URL"),
+        ("CAMPUSID_DESKTOP_RECORDS_URL", "https://records.example.edu:99999", "not a valid URL"),
+        ("CAMPUSID_DESKTOP_RECORDS_URL", "https://u@records.example.edu", "user information"),
+        ("CAMPUSID_DESKTOP_RECORDS_URL", "https://records.example.edu/" + "a" * 10_240, "longer than 2048"),
+    ],
+)
+def test_a_setting_that_cannot_be_used_names_its_variable(tmp_path: Path, variable: str, value: str, hint: str) -> None:
+    with pytest.raises(DesktopConfigError) as caught:
+        DesktopSettings.from_env({variable: value, "CAMPUSID_DESKTOP_DATA_DIR": str(tmp_path)})
+    assert str(caught.value).startswith(variable + " ")
+    assert hint in str(caught.value)
 
 
 # -- token store ------------------------------------------------------------------------------------

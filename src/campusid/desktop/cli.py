@@ -1,6 +1,7 @@
 """``campusid-desktop``: the window (extra ``desktop``), or ``--headless``: core and bridge only.
 
-Exit status 2 means the bridge (headless) or the window cannot start; the reason is on stderr.
+Exit status 2 means the bridge (headless) or the window cannot start, or a setting such as
+``CAMPUSID_DESKTOP_ISSUER`` cannot be used; the reason is on stderr.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from . import log_setup
 from .bridge.listen import BridgeStartError, bind_loopback
 from .bridge.settings import BridgeConfigError, BridgeSettings
-from .config import DesktopSettings
+from .config import DesktopConfigError, DesktopSettings
 
 EXIT_CANNOT_START = 2
 log = logging.getLogger("campusid.desktop")
@@ -48,11 +49,18 @@ def main(argv: list[str] | None = None) -> None:
         redact.add(bridge.token)
     except BridgeConfigError as exc:
         bridge_error = exc
-    code = run_headless(bridge, bridge_error) if args.headless else run_gui(bridge, bridge_error)
-    sys.exit(code)
+    try:
+        settings = DesktopSettings.from_env()
+    except DesktopConfigError as exc:
+        _say(f"cannot start: {exc}")
+        sys.exit(EXIT_CANNOT_START)
+    run = run_headless if args.headless else run_gui
+    sys.exit(run(bridge, bridge_error, settings))
 
 
-def run_headless(bridge: BridgeSettings | None, bridge_error: BridgeConfigError | None) -> int:
+def run_headless(
+    bridge: BridgeSettings | None, bridge_error: BridgeConfigError | None, settings: DesktopSettings | None = None
+) -> int:
     if bridge is None:
         _say(f"the bridge cannot start: {bridge_error}")
         return EXIT_CANNOT_START
@@ -66,14 +74,18 @@ def run_headless(bridge: BridgeSettings | None, bridge_error: BridgeConfigError 
     from .bridge.server import BridgeServer
     from .core import DesktopCore
 
-    core = DesktopCore(DesktopSettings.from_env())
+    settings = settings or DesktopSettings.from_env()
+    core = DesktopCore(settings)
     server = BridgeServer(create_app(core, bridge, port=sock.getsockname()[1]), sock)
-    _say(f"bridge listening on {server.url}; tokens kept in the {core.token_store.detail}")
+    where = f"signs in at {settings.issuer}; tokens kept in the {core.token_store.detail}"
+    _say(f"bridge listening on {server.url}; {where}")
     server.serve()
     return 0
 
 
-def run_gui(bridge: BridgeSettings | None, bridge_error: BridgeConfigError | None) -> int:
+def run_gui(
+    bridge: BridgeSettings | None, bridge_error: BridgeConfigError | None, settings: DesktopSettings | None = None
+) -> int:
     """Hand over to the window, ``campusid.desktop.gui.main``, when PySide6 is installed."""
     try:
         import PySide6  # noqa: F401
@@ -85,4 +97,4 @@ def run_gui(bridge: BridgeSettings | None, bridge_error: BridgeConfigError | Non
         return EXIT_CANNOT_START
     from .gui import main as run_window
 
-    return int(run_window(bridge, bridge_error) or 0)
+    return int(run_window(bridge, bridge_error, settings=settings) or 0)

@@ -102,12 +102,21 @@ class DesktopApp(QObject):
         self.quitting.emit()  # main() ends the event loop on this
 
 
-def main(bridge: BridgeSettings | None, bridge_error: Exception | None, argv: Sequence[str] | None = None) -> int:
-    """Run the window; ``0`` also when another instance was asked to show itself instead."""
+def main(
+    bridge: BridgeSettings | None,
+    bridge_error: Exception | None,
+    argv: Sequence[str] | None = None,
+    *,
+    settings: DesktopSettings | None = None,
+) -> int:
+    """Run the window; ``0`` also when another instance was asked to show itself instead.
+
+    ``settings`` are those the command read at start (read from the environment when not given).
+    """
     app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv[:1]))
     app.setApplicationName("campusid-desktop")
     app.setQuitOnLastWindowClosed(False)  # DesktopApp decides: keep running in the tray, or quit
-    settings = DesktopSettings.from_env()
+    settings = settings or DesktopSettings.from_env()
     texts = interface_texts()
     name = instance_name(settings.data_dir)
     if hand_over(name):
