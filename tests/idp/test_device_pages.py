@@ -221,3 +221,18 @@ def test_guessing_user_codes_counts_against_the_ip_and_ends_in_429(limited):
         assert enter_code(neighbour, idp.issuer, real["user_code"]).status_code == 303  # another IP is not
         limiter_clock.now += 15 * 60 + 1
         assert enter_code(guesser, idp.issuer, real["user_code"]).status_code == 303
+
+
+def test_device_authorization_requests_count_against_the_clients_token_budget(idp_env):
+    # RFC 8628 section 5.2: the endpoint can be flooded like the token endpoint; the app's budget
+    # of token requests covers both, and the request over it is 429 slow_down with Retry-After.
+    idp = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "2/minute"})
+    try:
+        device_app(idp, "bot")
+        with at(idp, "198.51.100.7") as device:
+            assert [start(device, "bot").status_code for _ in range(2)] == [200, 200]
+            refused = start(device, "bot")
+            assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+            assert refused.json()["error"] == "slow_down"
+    finally:
+        idp.store.close()

@@ -107,7 +107,7 @@ async def device_authorization(request: Request) -> Response:
         req = TokenRequest(form, *credentials(request.headers.get("authorization"), form), request=request)
         client = await authenticate_client(ctx, req)
         check_device_grant_granted(client)
-        apply_client_limit(ctx, client)
+        await apply_client_limit(ctx, client)
         scopes = check_device_scope(client, form.get("scope"))
         device_code, user_code, row = await issue_device_code(ctx, client, scopes)
     except InvalidClient as exc:
