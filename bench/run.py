@@ -50,7 +50,7 @@ TARGET_LABEL = {"sqlite": "campusid SQLite", "postgres": "campusid PostgreSQL", 
 PG_ADMIN_URL = os.environ.get("BENCH_PG_HOST", "127.0.0.1")
 PG_PORT = os.environ.get("BENCH_PG_PORT", "5432")
 PG_USER = os.environ.get("BENCH_PG_USER", "postgres")
-# The login-frequency limits of DESIGN 3.9 are per user, per client and per IP; the bench is one user
+# The login-frequency limits (docs/configuration.md) are per user, per client and per IP; the bench is one user
 # from one IP doing thousands of logins, so they are raised (short windows keep the limiter's own
 # bookkeeping small: the limiter still runs on every request, it just never says no).
 RAISED_LIMITS = {

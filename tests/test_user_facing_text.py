@@ -1,6 +1,7 @@
 """What people read (pages, interface text, the bridge's API description) cites RFCs and OpenID
 specifications, never the project's design documents: an administrator or a script author has no
-copy of them, and a clone of the repository does not either."""
+copy of them, and a clone of the repository does not either. The code, tests, docs, examples and
+benchmark of the repository do not cite them either: a reader of a clone could not follow them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from campusid.desktop.gui import i18n as gui_i18n
 from campusid.idp import i18n as idp_i18n
 
 SOURCE = Path(campusid.__file__).parent
+REPOSITORY = Path(__file__).resolve().parents[1]
 DESIGN_CITATION = re.compile(r"\b(DESIGN|SPEC)\b|shared/|\.\./|\bissue \d")
 
 
@@ -47,6 +49,32 @@ def test_desktop_interface_text_cites_no_design_document() -> None:
 
 def test_the_bridge_api_description_cites_no_design_document() -> None:
     assert not DESIGN_CITATION.search(json.dumps(build_openapi(), ensure_ascii=False))
+
+
+def _repository_text_files() -> list[Path]:
+    skip = {".venv", "node_modules", "__pycache__", "screenshots", ".git"}
+    suffixes = {".py", ".md", ".html", ".mjs", ".js", ".toml", ".txt", ".sh", ".yml", ".yaml", ".json", ".css"}
+    found = [REPOSITORY / "README.md"]
+    for top in ("src", "tests", "docs", "examples", "bench"):
+        for path in (REPOSITORY / top).rglob("*"):
+            if path.suffix in suffixes and path.is_file() and not skip & set(path.relative_to(REPOSITORY).parts):
+                found.append(path)
+    return found
+
+
+def test_the_repository_cites_no_design_document() -> None:
+    if not (REPOSITORY / "tests").is_dir() or not (REPOSITORY / "docs").is_dir():
+        pytest.skip("runs in a checkout of the repository")
+    cited = re.compile(r"\b(DESIGN|SPEC)\b")
+    offending = []
+    for path in _repository_text_files():
+        if path == Path(__file__).resolve():
+            continue  # the patterns themselves
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if cited.search(line):
+                offending.append(f"{path.relative_to(REPOSITORY)}:{number}: {line.strip()}")
+    assert len(_repository_text_files()) > 100
+    assert offending == []
 
 
 def test_the_pattern_finds_what_it_looks_for() -> None:

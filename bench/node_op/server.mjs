@@ -4,7 +4,7 @@
 // Prints one JSON line on stdout when it listens:
 //   {"issuer", "clients": [{"client_id", "client_secret"?, "type", "redirect_uris"}], "user": {...}}
 //
-// What is configured like campusid (DESIGN.md 3.3-3.5):
+// What is configured like campusid (see docs/architecture.md):
 //   - response_type=code only, PKCE required for every client, S256 only (9.x knows no other method);
 //   - pairwise subjects: base64url(HMAC-SHA256(secret, sector "|" accountId));
 //   - ID tokens signed RS256 (a fresh 2048-bit RSA key per start, like campusid's own key);

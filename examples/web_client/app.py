@@ -7,8 +7,8 @@
 
 Any failure at /callback ends the login: the pending request is removed from the session before
 anything is checked, so a code is never exchanged twice and a replayed callback URL finds nothing
-to complete (SPEC 3, 7). The page says "Login failed — start again" and its button starts a new
-login; it never retries.
+to complete (a code is single use: RFC 6749 section 4.1.2). The page says "Login failed — start
+again" and its button starts a new login; it never retries.
 """
 
 from __future__ import annotations

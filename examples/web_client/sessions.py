@@ -1,7 +1,7 @@
 """Server-side sessions keyed by a random cookie.
 
 Everything a login needs (state, nonce, PKCE verifier) and the access token stay in this process;
-the browser only holds an opaque 256-bit session id (DESIGN 3.10), so none of it can be read or
+the browser only holds an opaque 256-bit session id, so none of it can be read or
 replayed from a cookie or a URL.
 """
 

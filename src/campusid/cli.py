@@ -1,4 +1,4 @@
-"""The `campusid` command (DESIGN 3.6). Management commands take --json and then print one JSON
+"""The `campusid` command (usage in the README's CLI section). Management commands take --json and then print one JSON
 object on stdout; errors go to stderr with a non-zero exit and never a traceback."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """An honest, small OpenID Provider + records API for the desktop tests (real HTTP on 127.0.0.1).
 
-It implements just what the desktop app uses, the way DESIGN 3 says the real IdP does: discovery,
+It implements just what the desktop app uses, the way the real IdP does: discovery,
 authorize (auto-approving, loopback redirect, PKCE S256, ``iss`` in the response), token
 (authorization_code and rotating refresh_token), JWKS (RS256 ID tokens, ES256 RFC 9068 access
 tokens), userinfo, revoke, and GET /records/v1/grades. Knobs let a test make it rate-limit,

@@ -1,5 +1,5 @@
-"""The request defences of DESIGN 4.4 that refuse before the token check (Host, Origin, route and
-method, size and media type) and their order (DESIGN 4.2), over real HTTP. None of these tests
+"""The bridge's request defences that refuse before the token check (Host, Origin, route and
+method, size and media type) and their order (bridge/defences.py), over real HTTP. None of these tests
 changes the bridge's state, so they share one bridge per module."""
 
 from __future__ import annotations

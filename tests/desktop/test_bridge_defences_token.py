@@ -1,4 +1,4 @@
-"""The token defence of DESIGN 4.4 (strict Bearer, no query string, lockout), one login at a
+"""The bridge's token defence (strict Bearer, no query string, lockout), one login at a
 time, and secrets kept out of logs and responses, over real HTTP with a fresh bridge per test."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The operations of DESIGN 4.3 over real HTTP, against the fake IdP and records API."""
+"""The bridge's operations over real HTTP, against the fake IdP and records API."""
 
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ def test_web_client_code_flow_with_client_secret_basic(campusid):
         with pytest.raises(TokenEndpointError) as replay:
             client.exchange_code(req, callback["code"])
         assert replay.value.error == "invalid_grant"
-        with pytest.raises(UserInfoError):  # the replay revoked what the code had issued (DESIGN 3.4)
+        with pytest.raises(UserInfoError):  # the replay revoked what the code had issued (RFC 6749 4.1.2)
             client.userinfo(tokens.access_token)
 
     # a wrong secret is invalid_client

@@ -1,5 +1,5 @@
 """End to end: two `campusid serve` processes share one database and one Redis, so the login
-frequency limit holds across them (DESIGN 3.9, 5). Real HTTP, real sockets, no controlled time:
+frequency limit holds across them (docs/configuration.md). Real HTTP, real sockets, no controlled time:
 every request here falls well inside the windows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scale-out (DESIGN 5): two `campusid serve` processes on one database. A flow begun on one
+"""Scale-out: two `campusid serve` processes on one database. A flow begun on one
 completes on the other, and 20 concurrent redemptions spread over both still have one winner.
 With CAMPUSID_DATABASE_URL set to PostgreSQL this is the production shape; on SQLite the two
 processes share the WAL-mode file."""

@@ -1,4 +1,4 @@
-"""The authorization request rules of DESIGN 3.3, each negative on its own."""
+"""The authorization request rules (RFC 6749 4.1.1, OIDC Core 3.1.2, RFC 7636, RFC 9207), each negative on its own."""
 
 from urllib.parse import urlencode
 

@@ -1,4 +1,4 @@
-"""The review workflow through the CLI (DESIGN 3.6): --json output, errors on stderr, non-zero exits."""
+"""The review workflow through the CLI: --json output, errors on stderr, non-zero exits."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Discovery (SPEC 2.1, DESIGN 3.2) and the JWKS (public keys only, kid and alg, cache)."""
+"""Discovery (OpenID Connect Discovery 1.0 section 3) and the JWKS (public keys only, kid and alg, cache)."""
 
 
 def test_discovery_document(idp, browser):

@@ -1,4 +1,4 @@
-"""The hardened login surface (DESIGN 3.8, 3.10): CSRF on every form, security headers on every
+"""The hardened login surface (RFC 9700): CSRF on every form, security headers on every
 HTML answer, no session fixation, logout ends the session server-side, one answer for an unknown
 user and a wrong password (in body and in time), argon2id parameters with rehash on login."""
 

@@ -1,4 +1,4 @@
-"""Canonical issuer (DESIGN 3.1): IDN to ASCII, refusals with a message that says what to fix."""
+"""Canonical issuer (campusid.issuer): IDN to ASCII, refusals with a message that says what to fix."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Pairwise subjects (DESIGN 3.5)."""
+"""Pairwise subjects (OIDC Core 8.1)."""
 
 from joserfc import jwt
 

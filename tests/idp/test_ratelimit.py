@@ -1,4 +1,4 @@
-"""The login frequency limit (DESIGN 3.9) in one process, on the memory storage and on Redis.
+"""The login frequency limit (docs/configuration.md) in one process, on the memory storage and on Redis.
 
 Time is controlled, never slept: the limiter reads its `clock` for every window and every
 Retry-After, in memory and in Redis alike, so the `clock` fixture's fake clock is set there only.

@@ -1,4 +1,4 @@
-"""The token endpoint rules of DESIGN 3.4."""
+"""The token endpoint rules (RFC 6749 4.1.3 and 6, RFC 7636 4.6, OIDC Core 3.1.3)."""
 
 import base64
 from urllib.parse import quote_plus

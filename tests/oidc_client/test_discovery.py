@@ -37,7 +37,7 @@ def test_metadata_issuer_must_equal_the_configured_one(client: OIDCClient, op: F
 
 
 def test_unicode_issuer_in_metadata_is_refused(rsa_key) -> None:
-    """Only the canonical ASCII issuer passes, even when it names the same IDN host (SPEC 2.1)."""
+    """Only the canonical ASCII issuer passes, even when it names the same IDN host (Discovery 1.0 section 4.3)."""
     op = FakeOP(key=rsa_key, issuer="https://xn--bcher-kva.example")
     http = httpx.Client(transport=httpx.MockTransport(op.handler))
     client = OIDCClient(issuer="https://bücher.example", client_id=CLIENT_ID, http=http)

@@ -1,4 +1,4 @@
-"""Canonical ASCII issuer (SPEC 2.1, DESIGN 3.1)."""
+"""Canonical ASCII issuer (campusid.issuer; OpenID Connect Discovery 1.0 section 4.3)."""
 
 from __future__ import annotations
 

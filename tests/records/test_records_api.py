@@ -1,4 +1,4 @@
-"""GET /records/v1/grades (DESIGN 3.7): RFC 6750 answers for every kind of bad token, and the
+"""GET /records/v1/grades: RFC 6750 answers for every kind of bad token, and the
 student's own grades for a good one. Forged tokens are made here with joserfc and the stdlib."""
 
 from __future__ import annotations

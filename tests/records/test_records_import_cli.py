@@ -1,4 +1,4 @@
-"""`campusid records import FILE.csv [--json]` (DESIGN 3.7) through the real CLI: every row is
+"""`campusid records import FILE.csv [--json]` through the real CLI: every row is
 validated first, and a file with any bad row imports nothing and names each rejected line."""
 
 from __future__ import annotations

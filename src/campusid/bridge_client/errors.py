@@ -1,4 +1,4 @@
-"""Typed exceptions for the bridge's ``error.code`` values (DESIGN 4.2)."""
+"""Typed exceptions for the bridge's ``error.code`` values (listed in the bridge's OpenAPI document)."""
 
 from __future__ import annotations
 

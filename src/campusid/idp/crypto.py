@@ -1,4 +1,4 @@
-"""Small, named cryptographic building blocks (DESIGN 3.10).
+"""Small, named cryptographic building blocks (RFC 9700, the OAuth 2.0 Security BCP).
 
 - `new_token()`: 256 bits from `secrets` for codes, tokens, session ids and client secrets.
 - `token_hash()`: what the database keeps of a code, refresh token, session id or client secret

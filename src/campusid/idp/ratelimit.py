@@ -1,4 +1,4 @@
-"""The login frequency limit (SPEC 8) on moving windows (idp/moving_window.py).
+"""The login frequency limit (docs/configuration.md) on moving windows (idp/moving_window.py).
 
 Four counters, each a moving window (an event counts for exactly one window after it happened):
 

@@ -1,4 +1,4 @@
-"""Settings from the environment (DESIGN 3.1); a TOML file named by CAMPUSID_CONFIG may set the same keys.
+"""Settings from the environment (docs/configuration.md); a TOML file named by CAMPUSID_CONFIG may set the same keys.
 
 Keys in the file are the variable names without the `CAMPUSID_` prefix, lower-case
 (`issuer = "https://login.example.edu"`). The environment wins over the file.

@@ -146,7 +146,7 @@ class ClientCore:
         return (yield from self.exchange_code(req, code))
 
     def exchange_code(self, req: AuthorizationRequest, code: str) -> Flow[TokenSet]:
-        """RFC 6749 section 4.1.3 + RFC 7636 section 4.5. Sent once: a code is single use (SPEC 3),
+        """RFC 6749 section 4.1.3 + RFC 7636 section 4.5. Sent once: a code is single use (RFC 6749 4.1.2),
         so a failure raises and the caller starts a new login."""
         metadata = yield from self.discover()
         request = code_exchange_request(

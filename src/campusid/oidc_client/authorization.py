@@ -30,7 +30,7 @@ RESERVED_PARAMS = frozenset(
 class AuthorizationRequest:
     """One login attempt. Keep it in memory or in the server-side session, never in a URL or a log.
 
-    ``code_verifier`` is excluded from ``repr`` (SPEC 4.1 client rule 1).
+    ``code_verifier`` is excluded from ``repr``: a verifier is never logged or shown.
     """
 
     url: str

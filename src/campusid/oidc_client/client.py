@@ -1,7 +1,7 @@
 """The two faces of the relying party: :class:`OIDCClient` (sync) and :class:`AsyncOIDCClient`.
 
 Both drive the same flows of :mod:`._core`; only the lines that send a request, wait and show a
-device code differ. Nothing is ever retried: a code is single use (SPEC 3, RFC 6749 section
+device code differ. Nothing is ever retried: a code is single use (RFC 6749 section
 4.1.2); the device flow's polling (RFC 8628 3.5) is the flow's own, not a retry.
 """
 
@@ -64,7 +64,7 @@ class _Base:
 
     @property
     def issuer(self) -> str:
-        """The canonical ASCII issuer every protocol check uses (SPEC 2.1)."""
+        """The canonical ASCII issuer every protocol check uses (campusid.issuer)."""
         return self._core.issuer
 
     @property

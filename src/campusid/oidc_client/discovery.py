@@ -61,7 +61,7 @@ def parse_metadata(response: httpx.Response, canonical_issuer: str) -> ProviderM
 
     OpenID Connect Discovery 1.0 section 4.3 (and RFC 8414 section 3.3): the ``issuer`` value
     MUST be identical to the issuer used to build the discovery URL. The comparison is exact,
-    character for character; a Unicode (IDN) spelling of the same host is refused (SPEC 2.1).
+    character for character; a Unicode (IDN) spelling of the same host is refused (campusid.issuer).
     """
     if response.status_code != 200:
         raise DiscoveryError(f"discovery answered HTTP {response.status_code}")

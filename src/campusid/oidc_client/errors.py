@@ -1,7 +1,7 @@
 """Typed errors of the relying-party library.
 
 Every failure of a login is a typed exception; the caller starts a new login and never retries
-the same authorization code (SPEC 3 "Authorization code rule", SPEC 7, RFC 6749 section 4.1.2).
+the same authorization code (a code is single use: RFC 6749 section 4.1.2).
 No message ever contains a code_verifier, a code or a token.
 """
 

@@ -148,7 +148,7 @@ def check_claims(
 ) -> None:
     """OpenID Connect Core 1.0 section 3.1.3.7 steps 2-11 (and 2 for ``sub``)."""
     now = time.time() if now is None else now
-    # Step 2: iss exactly equals the canonical issuer (SPEC 2.1: never a Unicode form).
+    # Step 2: iss exactly equals the canonical issuer (campusid.issuer: never a Unicode form).
     if claims.get("iss") != issuer:
         raise IDTokenError("ID token iss is not the configured issuer")
     # Section 2: sub is required.

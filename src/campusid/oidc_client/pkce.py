@@ -1,7 +1,7 @@
 """Proof Key for Code Exchange, S256 only (RFC 7636).
 
 The verifier stays in memory: it is sent only in the body of the token request
-(RFC 7636 section 4.5), never in a URL, a log or an exception message (SPEC 4.1 client rule 1).
+(RFC 7636 section 4.5), never in a URL, a log or an exception message.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The records API: a resource server for grades, protected by the IdP's access tokens (DESIGN 3.7)."""
+"""The records API: a resource server for grades, protected by the IdP's access tokens (RFC 9068, RFC 6750)."""

@@ -1,4 +1,4 @@
-"""The local automation bridge: HTTP on 127.0.0.1 for scripts and chat bots (SPEC 4.2, 5.2; DESIGN 4).
+"""The local automation bridge: HTTP on 127.0.0.1 for scripts and chat bots (the README's desktop section).
 
 Names are imported lazily so that a start error (bad token, busy port) is reported before the
 web stack is even loaded.

@@ -1,4 +1,4 @@
-"""The bridge's defences (DESIGN 4.4), run in the order DESIGN 4.2 gives:
+"""The bridge's defences, run in this order, so that the first failing one gives the answer:
 Host, Origin, route and method, size and media type, token.
 
 Each check is one function that raises :class:`BridgeError`; :class:`BridgeGuard` runs them in

@@ -1,4 +1,4 @@
-"""The ``ApiResponse`` envelope (SPEC 2.4, DESIGN 4.2) and the bridge's error vocabulary."""
+"""The ``ApiResponse`` envelope and the bridge's error vocabulary."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 API_VERSION = "1"
 
-# DESIGN 4.2: every error.code and its HTTP status. The OpenAPI document is built from this table.
+# Every error.code and its HTTP status. The OpenAPI document is built from this table.
 ERROR_STATUS: dict[str, int] = {
     "unauthorized": 401,
     "forbidden_origin": 403,

@@ -1,4 +1,4 @@
-"""The bridge's operations (DESIGN 4.3): thin async faces over :class:`DesktopCore`.
+"""The bridge's operations: thin async faces over :class:`DesktopCore`.
 
 The defences have already run when a handler is called; a handler only parses its body,
 calls the core (blocking work goes to a thread) and shapes ``data``.

@@ -1,4 +1,4 @@
-"""The bridge's listening socket: IPv4 127.0.0.1 only, bound before any server starts (DESIGN 4.4)."""
+"""The bridge's listening socket: IPv4 127.0.0.1 only, bound before any server starts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The failed-token throttle of DESIGN 4.4: 10 failed checks within 60 s lock token routes for a minute."""
+"""The failed-token throttle: 10 failed checks within 60 s lock token routes for a minute."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bridge operations (DESIGN 4.3): one table for the defences, the router and the OpenAPI document."""
+"""The bridge operations: one table for the defences, the router and the OpenAPI document."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bridge configuration (DESIGN 4.1): the token is read once and removed from the environment."""
+"""Bridge configuration (docs/configuration.md): the token is read once and removed from the environment."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def check_token(token: str) -> None:
 
 
 def check_host(host: str) -> None:
-    """SPEC 5.2.1: only 127.0.0.1; a LAN, public, wildcard or IPv6 address is refused loudly."""
+    """Only 127.0.0.1; a LAN, public, wildcard or IPv6 address is refused loudly."""
     if host == LOOPBACK_HOST:
         return
     try:

@@ -83,7 +83,7 @@ class DesktopCore:
         return self.sync.start()
 
     def cached_grades(self) -> GradeSnapshot:
-        """The cache, offline, for a session whose access token grants ``grades.read`` (DESIGN 4.3)."""
+        """The cache, offline, for a session whose access token grants ``grades.read``."""
         session = self.session.current
         if session is None:
             raise NotLoggedIn("nobody is signed in and nothing is cached; call /login then /sync_grades")

@@ -1,6 +1,6 @@
 """Typed failures of the desktop core.
 
-Each carries the stable ``code`` of DESIGN 4.2 so the bridge (and the GUI) can report it without
+Each carries the bridge's stable error ``code`` so the bridge (and the GUI) can report it without
 knowing where it came from. Messages never contain a token, a code or a verifier.
 """
 
@@ -29,7 +29,7 @@ class LoginTimeout(CoreError):
 
 
 class RateLimited(CoreError):
-    """The IdP's login frequency limit (SPEC 8, DESIGN 3.9) was hit; ``retry_after`` says when to retry."""
+    """The IdP's login frequency limit (docs/configuration.md) was hit; ``retry_after`` says when to retry."""
 
     code = "rate_limited"
 

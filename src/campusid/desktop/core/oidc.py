@@ -234,7 +234,7 @@ class translated:
 
 
 def translate_error(exc: Exception, *, login: bool) -> CoreError:
-    """Map one relying-party library error to the bridge's vocabulary (DESIGN 4.2)."""
+    """Map one relying-party library error to the bridge's error vocabulary (bridge/envelope.py)."""
     name = type(exc).__name__
     names = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(exc, httpx.TransportError) or _caused_by_transport(exc):

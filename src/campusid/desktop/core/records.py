@@ -1,4 +1,4 @@
-"""The records API client (DESIGN 3.7): GET {records_url}/grades with the session's access token."""
+"""The records API client: GET {records_url}/grades with the session's access token."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bridge's "JWT scope" check (DESIGN 4.3) over a JWKS cached on disk so it works offline.
+"""The bridge's "JWT scope" check over a JWKS cached on disk so it works offline.
 
 The session's IdP access token (RFC 9068) must be signed ES256 (the algorithm is pinned, the
 header's ``alg`` is never trusted), by a key of the IdP's JWKS, with the canonical issuer and the

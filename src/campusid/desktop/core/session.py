@@ -1,6 +1,6 @@
 """The signed-in session: browser or device sign-in, reuse, silent refresh, sign-out.
 
-The login frequency limit of the IdP (SPEC 8, DESIGN 3.9) is respected here: a live access
+The login frequency limit of the IdP (docs/configuration.md) is respected here: a live access
 token or a refresh token that still works is always reused before a browser is opened, a sync
 never starts a sign-in, and refreshes are serialised so a rotating refresh token is never sent
 twice (which would revoke its whole family).

@@ -1,4 +1,4 @@
-"""Where the session's tokens live: the OS keyring, or a 0600 file that says so (DESIGN 2, 4.1).
+"""Where the session's tokens live: the OS keyring, or a 0600 file that says so.
 
 The fallback is chosen only when no keyring backend works (headless servers, containers, tests);
 it is reported through ``TokenStore.kind``/``detail`` and a warning so nobody mistakes it for the

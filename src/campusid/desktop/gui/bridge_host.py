@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 
 
 class BridgeHost:
-    """Runs the bridge or says why it does not; the window still works without it (DESIGN 4.1)."""
+    """Runs the bridge or says why it does not; the window still works without it."""
 
     def __init__(self, core: DesktopCore, settings: BridgeSettings | None, config_error: Exception | None) -> None:
         self._core = core

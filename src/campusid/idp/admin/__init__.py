@@ -1,4 +1,4 @@
-"""The review console (DESIGN 3.2 `/admin/…`): HTML pages over AppService, for admins only."""
+"""The review console (`/admin/…`): HTML pages over AppService, for admins only."""
 
 from campusid.idp.admin.routes import routes
 

@@ -1,4 +1,4 @@
-"""The review console under /admin (DESIGN 3.2, 3.6): the queue oldest first, an app's detail with
+"""The review console under /admin: the queue oldest first, an app's detail with
 its redirect URIs checked, approve / reject / suspend / reinstate, the audit log, users and roles."""
 
 from __future__ import annotations

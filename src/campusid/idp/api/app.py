@@ -1,4 +1,4 @@
-"""The JSON management API (DESIGN 3.2 `/api/v1/…`): a FastAPI app mounted under the IdP, with
+"""The JSON management API (`/api/v1/…`): a FastAPI app mounted under the IdP, with
 its OpenAPI document at /api/v1/openapi.json. Errors are `{"error", "error_description"}`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Client applications and their review workflow (SPEC 3, DESIGN 3.6): one implementation of
+"""Client applications and their review workflow: one implementation of
 each transition, used by the CLI, the JSON API and the pages alike."""
 
 from campusid.idp.apps.service import (

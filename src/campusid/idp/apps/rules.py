@@ -19,7 +19,7 @@ def _check_grant_types(grant_types: Iterable[str] | None) -> list[str]:
 
 
 def _check_justifications(scopes: list[str], justifications: dict[str, str]) -> dict[str, str]:
-    """Every requested sensitive scope needs a reason a reviewer can weigh (DESIGN 3.4)."""
+    """Every requested sensitive scope needs a reason a reviewer can weigh."""
     out = {}
     for scope in scopes:
         if scope in scope_rules.SENSITIVE:

@@ -1,4 +1,4 @@
-"""The exact review states of DESIGN 3.6."""
+"""The review states of an app (README: developer portal and review console)."""
 
 DRAFT, UNDER_REVIEW, APPROVED, ACTIVE, REJECTED, SUSPENDED = (
     "draft",

@@ -1,4 +1,4 @@
-"""The developer portal (DESIGN 3.2 `/developer/…`): HTML pages over AppService."""
+"""The developer portal (`/developer/…`): HTML pages over AppService."""
 
 from campusid.idp.portal.routes import routes
 

@@ -1,4 +1,4 @@
-"""The developer portal under /developer (DESIGN 3.2): my apps, register, edit, submit, activate,
+"""The developer portal under /developer: my apps, register, edit, submit, activate,
 rotate the secret, request a change to an active app. Every transition goes through AppService."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def scope_rows(config: dict, granted: list[str] | None = None) -> list[dict]:
 
 
 def uri_checks(uris: list[str], app_type: str) -> list[dict]:
-    """Each redirect URI against the registration rules of DESIGN 3.6, as the reviewer sees it."""
+    """Each redirect URI against the registration rules (protocol/redirect_uri.py), as the reviewer sees it."""
     return [{"uri": u, "problem": registration_problem(u, app_type)} for u in uris]
 
 

@@ -77,7 +77,7 @@ class TemporarilyUnavailable(OAuthError):
 
 
 class SlowDown(OAuthError):
-    """Token endpoint rate limit: 429 with Retry-After (DESIGN 3.9)."""
+    """Token endpoint rate limit: 429 with Retry-After (RFC 6585 section 4)."""
 
     error = "slow_down"
     status = 429
@@ -123,7 +123,8 @@ class InsufficientScope(OAuthError):
 
 
 class BadAuthorizationRequest(Exception):
-    """The client or redirect_uri cannot be trusted: show the HTML 400 page, never redirect (DESIGN 3.3)."""
+    """The client or redirect_uri cannot be trusted: show the HTML 400 page, never redirect
+    (RFC 6749 section 4.1.2.1)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

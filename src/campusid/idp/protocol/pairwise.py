@@ -1,4 +1,4 @@
-"""Pairwise subject identifiers (OIDC Core 8.1; DESIGN 3.5).
+"""Pairwise subject identifiers (OIDC Core 8.1).
 
 sub = base64url(HMAC-SHA256(key, sector_identifier || "|" || user_id)), with the key derived
 from CAMPUSID_SECRET_KEY. The student number is never an input, so it never appears in `sub`.

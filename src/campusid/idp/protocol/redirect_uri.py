@@ -1,4 +1,5 @@
-"""Redirect URIs: registration rules (DESIGN 3.6) and request matching (DESIGN 3.3, RFC 8252 7.3)."""
+"""Redirect URIs: registration rules (RFC 8252 7.1, 7.3; RFC 9700 2.1) and request matching (exact
+string comparison, RFC 9700 2.1, with any port on a loopback URI, RFC 8252 7.3)."""
 
 from __future__ import annotations
 

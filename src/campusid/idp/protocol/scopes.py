@@ -1,4 +1,4 @@
-"""Scopes (DESIGN 3.4): ordinary ones are granted on request; sensitive ones only by review."""
+"""Scopes (RFC 6749 3.3): ordinary ones are granted on request; sensitive ones only by review."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Minting ID tokens (OIDC Core 2) and JWT access tokens (RFC 9068).
 
 One RS256 signature per token response (the ID token); access tokens are ES256, whose only
-readers are our own userinfo, records API and desktop app (DESIGN 3.4).
+readers are our own userinfo, records API and desktop app.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The authorization endpoint (RFC 6749 4.1.1, OIDC Core 3.1.2, DESIGN 3.3) as a pipeline of
+"""The authorization endpoint (RFC 6749 4.1.1, OIDC Core 3.1.2, RFC 9700 2.1) as a pipeline of
 small checks. Until the client and its redirect_uri are verified, every error is the HTML 400
 page; after that, errors go back to the redirect_uri with `state` and `iss` (RFC 9207)."""
 

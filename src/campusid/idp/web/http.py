@@ -1,5 +1,5 @@
 """Request reading and response building shared by the handlers: strict bodies, JSON errors,
-security headers for pages (DESIGN 3.10)."""
+security headers for pages (no referrer and no framing: RFC 9700 sections 4.2 and 4.16)."""
 
 from __future__ import annotations
 

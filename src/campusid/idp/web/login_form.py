@@ -1,6 +1,7 @@
-"""The login page (DESIGN 3.8). The authorization endpoint shows it as soon as a sign-in is
-needed, in its own response (no redirect to /login and second request first); GET and POST
-/login show it for a sign-in started here and when a submission must be answered."""
+"""The login page (docs/configuration.md, "The login surface"). The authorization endpoint shows
+it as soon as a sign-in is needed, in its own response (no redirect to /login and second request
+first); GET and POST /login show it for a sign-in started here and when a submission must be
+answered."""
 
 from __future__ import annotations
 
