@@ -12,7 +12,7 @@ from campusid.idp.apps import AppError
 from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
 from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.portal import views
-from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, posted_form, problem, render, see_other
+from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.web.context import Context
 
@@ -94,10 +94,7 @@ async def detail(request: Request) -> Response:
 
 def _decision(action: str, done: str):
     async def handler(request: Request) -> Response:
-        ctx, viewer, denied = await _admin(request)
-        if denied:
-            return denied
-        form, refused = await posted_form(ctx, request, viewer)
+        ctx, viewer, form, refused = await guarded_form(request, ADMIN_ROLES, PURPOSE)
         if refused:
             return refused
         client_id = request.path_params["client_id"]
@@ -145,10 +142,7 @@ async def users(request: Request) -> Response:
 
 
 async def set_role(request: Request) -> Response:
-    ctx, viewer, denied = await _admin(request)
-    if denied:
-        return denied
-    form, refused = await posted_form(ctx, request, viewer)
+    ctx, viewer, form, refused = await guarded_form(request, ADMIN_ROLES, PURPOSE)
     if refused:
         return refused
     try:

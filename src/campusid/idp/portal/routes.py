@@ -10,7 +10,7 @@ from starlette.routing import Route
 from campusid.idp.apps import AppError, ValidationFailed
 from campusid.idp.apps.service import ACTIVE, APPROVED, EDITABLE, UNDER_REVIEW
 from campusid.idp.portal import views
-from campusid.idp.portal.web import DEVELOPER_ROLES, Viewer, app_error, guard, posted_form, problem, render, see_other
+from campusid.idp.portal.web import DEVELOPER_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
 from campusid.idp.web.context import Context
 
 PURPOSE = "portal"
@@ -102,11 +102,7 @@ def _form(
 
 
 async def create(request: Request) -> Response:
-    ctx = _ctx(request)
-    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
-    if denied:
-        return denied
-    form, refused = await posted_form(ctx, request, viewer)
+    ctx, viewer, form, refused = await guarded_form(request, DEVELOPER_ROLES, PURPOSE)
     if refused:
         return refused
     config = views.form_config(form)
@@ -170,11 +166,7 @@ async def edit_form(request: Request) -> Response:
 
 
 async def edit(request: Request) -> Response:
-    ctx = _ctx(request)
-    viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
-    if denied:
-        return denied
-    form, refused = await posted_form(ctx, request, viewer)
+    ctx, viewer, form, refused = await guarded_form(request, DEVELOPER_ROLES, PURPOSE)
     if refused:
         return refused
     client_id = request.path_params["client_id"]
@@ -200,14 +192,10 @@ async def edit(request: Request) -> Response:
 
 def _step(action: str, done: str):
     async def handler(request: Request) -> Response:
-        ctx = _ctx(request)
-        viewer, denied = await guard(ctx, request, DEVELOPER_ROLES, PURPOSE)
-        if denied:
-            return denied
-        _form_data, refused = await posted_form(ctx, request, viewer)
+        client_id = request.path_params["client_id"]
+        ctx, viewer, _form_data, refused = await guarded_form(request, DEVELOPER_ROLES, PURPOSE)
         if refused:
             return refused
-        client_id = request.path_params["client_id"]
         try:
             await ctx.apps.owned(client_id, viewer.username)
             if action == "rotate":

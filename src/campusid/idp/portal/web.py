@@ -114,3 +114,16 @@ async def posted_form(ctx: Context, request: Request, viewer: Viewer) -> tuple[d
     if not csrf_ok(ctx, viewer.purpose, viewer.session.raw_id, form.get("csrf_token")):
         return None, problem(ctx, viewer, 403, viewer.t("err.csrf"))
     return form, None
+
+
+async def guarded_form(
+    request: Request, roles: tuple[str, ...], purpose: str
+) -> tuple[Context, Viewer | None, dict | None, Response | None]:
+    """A form posted by a user with one of `roles` and this area's CSRF token: (ctx, viewer, form,
+    None); otherwise the refusal of :func:`guard` or :func:`posted_form` comes last."""
+    ctx: Context = request.app.state.ctx
+    viewer, denied = await guard(ctx, request, roles, purpose)
+    if denied is not None or viewer is None:
+        return ctx, None, None, denied
+    form, refused = await posted_form(ctx, request, viewer)
+    return ctx, viewer, form, refused

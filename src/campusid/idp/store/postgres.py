@@ -219,19 +219,13 @@ class PostgresStore(Store):
     def prepared(self) -> dict[str, Prepared]:
         return {**super().prepared(), **{q.name: q for q in self._complete_login.values()}}
 
-    async def complete_login(
-        self,
-        interaction_hash: str,
-        session: Session,
-        replaces: str | None = None,
-        *,
-        grant: Grant | None = None,
-        next_interaction: Interaction | None = None,
+    async def _write_login(
+        self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None
     ) -> bool:
-        q = self._complete_login[(grant is not None, next_interaction is not None)]
-        values = {"h": interaction_hash, "old": replaces, **_prefixed("s_", session)}
+        q = self._complete_login[(grant is not None, next_ is not None)]
+        values = {"h": id_hash, "old": replaces, **_prefixed("s_", session)}
         if grant is not None:
             values.update(_prefixed("g_", grant))
-        if next_interaction is not None:
-            values.update(_prefixed("n_", next_interaction))
+        if next_ is not None:
+            values.update(_prefixed("n_", next_))
         return await self.db.fetch_one(q, values) is not None

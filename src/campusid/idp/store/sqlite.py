@@ -143,24 +143,18 @@ class SQLiteStore(Store):
     """The store on SQLite: a successful login's writes are one transaction (SQLite has no
     INSERT or DELETE inside a common table expression)."""
 
-    async def complete_login(
-        self,
-        interaction_hash: str,
-        session: Session,
-        replaces: str | None = None,
-        *,
-        grant: Grant | None = None,
-        next_interaction: Interaction | None = None,
+    async def _write_login(
+        self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None
     ) -> bool:
         s = self.sql
         async with self.db.transaction() as tx:
-            if await tx.fetch_one(s.FINISH_INTERACTION, {"h": interaction_hash}) is None:
+            if await tx.fetch_one(s.FINISH_INTERACTION, {"h": id_hash}) is None:
                 return False  # another request finished it: write nothing
             if replaces is not None:
                 await tx.execute(s.DELETE_SESSION, {"h": replaces})
             await tx.execute(s.INSERT_SESSION, vars(session))
             if grant is not None:
                 await tx.execute(s.INSERT_GRANT, vars(grant))
-            if next_interaction is not None:
-                await tx.execute(s.INSERT_INTERACTION, vars(next_interaction))
+            if next_ is not None:
+                await tx.execute(s.INSERT_INTERACTION, vars(next_))
         return True

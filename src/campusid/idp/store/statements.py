@@ -210,46 +210,38 @@ CONSUME_CODE = (
 )
 GRANT_BY_CODE = select(grants).where(grants.c.code_hash == bindparam("h"))
 GRANT = select(grants).where(grants.c.id == bindparam("gid"))
-REVOKE_GRANT = (
-    update(grants)
-    .where(grants.c.id == bindparam("gid"), grants.c.revoked_at.is_(None))
-    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
-)
-END_REFRESH_FAMILY = (
-    update(refresh_tokens)
-    .where(refresh_tokens.c.grant_id == bindparam("gid"), refresh_tokens.c.used_at.is_(None))
-    .values(used_at=bindparam("now"))
-)
+
+
+def _revoke_grants(which):
+    """Revoke the live grants `which` selects: their code, access tokens and refresh family."""
+    return (
+        update(grants)
+        .where(which, grants.c.revoked_at.is_(None))
+        .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
+    )
+
+
+def _end_refresh_tokens(which):
+    """End the unused refresh tokens `which` selects."""
+    return update(refresh_tokens).where(which, refresh_tokens.c.used_at.is_(None)).values(used_at=bindparam("now"))
+
+
+def _of_grants(which):
+    return refresh_tokens.c.grant_id.in_(select(grants.c.id).where(which))
+
+
+REVOKE_GRANT = _revoke_grants(grants.c.id == bindparam("gid"))
+END_REFRESH_FAMILY = _end_refresh_tokens(refresh_tokens.c.grant_id == bindparam("gid"))
 # Every grant of a user at once (the account is disabled): its codes, access and refresh tokens.
-REVOKE_USER_GRANTS = (
-    update(grants)
-    .where(grants.c.user_id == bindparam("uid"), grants.c.revoked_at.is_(None))
-    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
-    .returning(grants.c.id, grants.c.client_id, grants.c.sid)
+REVOKE_USER_GRANTS = _revoke_grants(grants.c.user_id == bindparam("uid")).returning(
+    grants.c.id, grants.c.client_id, grants.c.sid
 )
-END_USER_REFRESH_TOKENS = (
-    update(refresh_tokens)
-    .where(
-        refresh_tokens.c.grant_id.in_(select(grants.c.id).where(grants.c.user_id == bindparam("uid"))),
-        refresh_tokens.c.used_at.is_(None),
-    )
-    .values(used_at=bindparam("now"))
-)
+END_USER_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.user_id == bindparam("uid")))
 # Every grant issued in one session (it ended): codes, access and refresh tokens.
-REVOKE_SESSION_GRANTS = (
-    update(grants)
-    .where(grants.c.sid == bindparam("sid"), grants.c.revoked_at.is_(None))
-    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
-    .returning(grants.c.id, grants.c.client_id, grants.c.sid)
+REVOKE_SESSION_GRANTS = _revoke_grants(grants.c.sid == bindparam("sid")).returning(
+    grants.c.id, grants.c.client_id, grants.c.sid
 )
-END_SESSION_REFRESH_TOKENS = (
-    update(refresh_tokens)
-    .where(
-        refresh_tokens.c.grant_id.in_(select(grants.c.id).where(grants.c.sid == bindparam("sid"))),
-        refresh_tokens.c.used_at.is_(None),
-    )
-    .values(used_at=bindparam("now"))
-)
+END_SESSION_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.sid == bindparam("sid")))
 INSERT_REFRESH = insert(refresh_tokens)
 # Rotation: the one caller whose UPDATE matched gets the row (RFC 9700 4.14.2).
 USE_REFRESH = (

@@ -52,6 +52,8 @@ class Ended:
     user_id: str
     sids: tuple[str, ...]
     grants: tuple[tuple[str, str, str | None], ...]
+
+
 _CLIENT_WIDTH = len(fields(Client))
 
 
@@ -362,6 +364,12 @@ class Store(EventStore, DeviceStore):
         """Finish the interaction and, only if this call finished it (True), replace the browser's
         session (`replaces`) by `session` and write the code's `grant` or the consent step's
         `next_interaction`: all or nothing."""
+        return await self._write_login(interaction_hash, session, replaces, grant, next_interaction)
+
+    async def _write_login(
+        self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None
+    ) -> bool:
+        """:meth:`complete_login` in this database's statements: one per database."""
         raise NotImplementedError
 
     # -- consent -----------------------------------------------------------------------------
