@@ -4,9 +4,13 @@ object on stdout; errors go to stderr with a non-zero exit and never a traceback
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,9 +20,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from campusid.idp import logs as _logs
 from campusid.idp.apps import AppError
 from campusid.idp.issuer import IssuerError
-from campusid.idp.settings import Settings, SettingsError, load_settings
+from campusid.idp.settings import Settings, SettingsError, load_settings, log_format
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="campusid: the university's OpenID Provider.")
 users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
@@ -39,6 +44,7 @@ out = Console()
 err = Console(stderr=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 ROLES = ("student", "developer", "admin")
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # read by idp/metrics.py in each worker
 T = TypeVar("T")
 
 
@@ -501,14 +507,16 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
 
     if workers > 1:
         if not cfg.redis_url:
-            err.print(
-                "[yellow]warning:[/] several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
-                "counters, so each limit is multiplied by the number of workers"
+            _warn(
+                cfg,
+                "several workers without CAMPUSID_REDIS_URL keep separate rate-limit "
+                "counters, so each limit is multiplied by the number of workers",
             )
         if cfg.database_url.startswith("sqlite"):
-            err.print("[yellow]warning:[/] several workers on SQLite share one file; use PostgreSQL to scale out")
+            _warn(cfg, "several workers on SQLite share one file; use PostgreSQL to scale out")
     # The factory reads the settings from the environment; the issuer's default depends on --port.
     os.environ["CAMPUSID_ISSUER"] = cfg.issuer.canonical
+    log_options = {"log_config": _logs.configure("json")} if cfg.log_format == "json" else {}
     uvicorn.run(
         "campusid.idp.asgi:app_factory",
         factory=True,
@@ -519,7 +527,40 @@ def _serve(cfg: Settings, host: str, port: int, workers: int) -> None:
         server_header=False,
         log_level="warning",
         access_log=False,
+        **log_options,
     )
+
+
+def _warn(cfg: Settings, message: str) -> None:
+    if cfg.log_format == "json":
+        logging.getLogger("campusid.cli").warning(message)
+    else:
+        err.print(f"[yellow]warning:[/] {message}")
+
+
+@contextlib.contextmanager
+def _metrics_dir():
+    """A fresh private directory for this serve run's worker metrics (prometheus-client's
+    multiprocess mode, see idp/metrics.py), set before anything imports prometheus-client, and
+    removed when serving ends."""
+    path = tempfile.mkdtemp(prefix="campusid-metrics-")  # mode 0700
+    os.environ[MULTIPROC_ENV] = path
+    try:
+        yield path
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _early_logging() -> None:
+    """JSON log lines from the start when CAMPUSID_LOG_FORMAT=json (a bad value is reported by
+    the settings, as a clear error)."""
+    try:
+        fmt = log_format(os.environ.get("CAMPUSID_LOG_FORMAT"))
+    except SettingsError:
+        return
+    if fmt == "json":
+        _logs.configure("json")
 
 
 @app.command()
@@ -529,14 +570,17 @@ def serve(
     workers: Annotated[int, typer.Option(help="Worker processes (share the database; use Redis for limits).")] = 1,
 ):
     """Serve the OpenID Provider."""
-    svc = Services(port)
-    svc.run(_loaded_keys)  # the keys exist and this CAMPUSID_SECRET_KEY opens them
-    cfg = svc.settings
-    err.print(
-        f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})",
-        highlight=False,
-    )
-    _serve(cfg, host, port, workers)
+    _early_logging()
+    with _metrics_dir():
+        svc = Services(port)
+        svc.run(_loaded_keys)  # the keys exist and this CAMPUSID_SECRET_KEY opens them
+        cfg = svc.settings
+        banner = f"campusid serving {cfg.issuer.display} on http://{host}:{port} (database: {cfg.database_url.split('://')[0]})"
+        if cfg.log_format == "json":
+            logging.getLogger("campusid.cli").info(banner)
+        else:
+            err.print(banner, highlight=False)
+        _serve(cfg, host, port, workers)
 
 
 @app.command()

@@ -15,15 +15,16 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
-from campusid.idp import admin, portal
+from campusid.idp import admin, metrics, portal
 from campusid.idp.api import create_api
 from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import authorize, device, device_authorization, pages, resources, token
+from campusid.idp.web import authorize, device, device_authorization, health, pages, resources, token
 from campusid.idp.web.context import build_context
 from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
+from campusid.idp.web.observe import RequestLayer
 from campusid.records.api import RecordsAPI
 
 log = logging.getLogger("campusid.idp")
@@ -45,12 +46,17 @@ class IdentityProvider(Starlette):
     through the stack (a 401 from userinfo, median of 7 x 20,000), i.e. ~2.3 % of a token
     exchange and ~2.8 % of an SSO flow, which runs two hot requests."""
 
-    def __init__(self, *args, direct: dict, errors: dict, **kwargs) -> None:
+    def __init__(self, *args, direct: dict, errors: dict, observe: dict, **kwargs) -> None:
         super().__init__(*args, middleware=[Middleware(ErrorLayer, **errors)], **kwargs)
         self._direct = {key: Route(path, endpoint, methods=[key[0]]) for key, (path, endpoint) in direct.items()}
         self._direct_app = ErrorLayer(self._call_direct, **errors)
+        # outermost, around both ways in: request id, the request's figure and log line
+        self._observed = RequestLayer(self._dispatch, **observe)
 
     async def __call__(self, scope, receive, send) -> None:
+        await self._observed(scope, receive, send)
+
+    async def _dispatch(self, scope, receive, send) -> None:
         route = self._direct.get((scope.get("method"), scope.get("path"))) if scope["type"] == "http" else None
         if route is None:
             await super().__call__(scope, receive, send)
@@ -111,6 +117,9 @@ def _routes(ctx, errors: dict) -> list:
         Route("/device/consent", device.device_consent_post, methods=["POST"]),
         Route("/records/v1/grades", records.grades_endpoint, methods=["GET"]),
         Route("/", pages.home, methods=["GET"]),
+        Route("/healthz", health.healthz, methods=["GET"]),
+        Route("/readyz", health.readyz, methods=["GET"]),
+        Route("/metrics", health.metrics_endpoint, methods=["GET"]),
         *portal.routes(),
         *admin.routes(),
         Mount("/api/v1", app=_api(ctx, errors)),
@@ -170,6 +179,7 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         # The store's connections belong to the event loop that serves (PostgreSQL); the signing
         # keys are read now and kept fresh by a task of this loop.
         await store.start()
+        metrics.worker_started()
         refresher = None
         try:
             await ctx.keys.load()
@@ -181,6 +191,7 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
                 with contextlib.suppress(asyncio.CancelledError):
                     await refresher
             await store.stop()
+            metrics.worker_stopped()
             if ctx.limiter is not None:
                 await ctx.limiter.close()
             ctx.passwords.close()
@@ -200,6 +211,11 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         lifespan=lifespan,
         direct=direct,
         errors=errors,
+        observe={
+            "trusted_proxies": settings.trusted_proxies,
+            "prefix": settings.issuer.path,
+            "request_lines": settings.log_format == "json",
+        },
     )
     app.router.redirect_slashes = False
     app.state.ctx = ctx

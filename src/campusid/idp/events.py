@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from campusid.idp import metrics
 from campusid.idp.store import Store
 from campusid.idp.store.rows import Event
 
@@ -93,4 +94,5 @@ class Events:
             detail[:MAX_DETAIL],
         )
         await self._store.record_event(event)
+        metrics.count_event(type)  # the event's figure, counted where the event is (idp/metrics.py)
         return event

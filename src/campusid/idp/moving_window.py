@@ -144,6 +144,16 @@ class RedisWindows:
     async def blocked(self, key: str, limit: int, window: float, now: float) -> float | None:
         return await self._run(key, limit, window, now, False)
 
+    async def ping(self) -> None:
+        """One round trip to Redis (the readiness check); CountersUnavailable when it fails."""
+        from redis.exceptions import RedisError
+
+        self._redis()
+        try:
+            await self._client.ping()
+        except (RedisError, OSError) as exc:
+            raise CountersUnavailable(f"{type(exc).__name__}: {exc}") from None
+
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from starlette.requests import Request
 
+from campusid.idp import metrics
 from campusid.idp.crypto import derive_key
 from campusid.idp.moving_window import CountersUnavailable, MemoryWindows, MovingWindows, RedisWindows
 from campusid.idp.protocol.errors import SlowDown
@@ -79,6 +80,7 @@ class Refusal:
     status: int
     retry_after: int
     message: str
+    limit: str | None = None  # over which limit (a name of metrics.LIMITS); None when unavailable
 
 
 def client_ip(request: Request, trusted_proxies: tuple = ()) -> str:
@@ -100,6 +102,13 @@ def client_ip(request: Request, trusted_proxies: tuple = ()) -> str:
             return _bucket(address)
         nearest = address
     return _bucket(nearest)
+
+
+def trusted_peer(request_or_scope, trusted_proxies: tuple) -> bool:
+    """Whether the socket peer is one of CAMPUSID_TRUSTED_PROXIES (whose headers are believed)."""
+    client = request_or_scope.get("client") if isinstance(request_or_scope, dict) else request_or_scope.client
+    address = _ip(client[0] if client else None)
+    return address is not None and _trusted(address, trusted_proxies)
 
 
 def _ip(value: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -170,12 +179,13 @@ class Limiter:
         locked (429), or when the counters cannot be reached (503); else None."""
         try:
             ip = self._id("ip", client_ip(request, self.trusted_proxies))
-            until = await self._count(self.windows.hit, ip, self.limits.attempts_per_ip)
+            limit, until = "attempts_per_ip", await self._count(self.windows.hit, ip, self.limits.attempts_per_ip)
             if until is None:
+                limit = "failed_per_account"
                 until = await self._count(self.windows.blocked, self._account(username), self.limits.failed_per_account)
         except CountersUnavailable:
             return self._closed()
-        return None if until is None else self._limited(until)
+        return None if until is None else self._limited(until, limit)
 
     async def after_password(self, username: str, request: Request, ok: bool) -> Refusal | None:
         """After verification: a failure is counted against the account and answered as an
@@ -201,7 +211,7 @@ class Limiter:
             until = await self._count(self.windows.blocked, ip, self.limits.attempts_per_ip)
         except CountersUnavailable:
             return self._closed()
-        return None if until is None else self._limited(until)
+        return None if until is None else self._limited(until, "attempts_per_ip")
 
     async def wrong_user_code(self, request: Request) -> Refusal | None:
         """A user code that names no pending request counts against the client IP, like a
@@ -223,7 +233,10 @@ class Limiter:
             )
         except CountersUnavailable:
             return None
-        return None if until is None else self._seconds(until)
+        if until is None:
+            return None
+        metrics.rate_limited("logins_per_user_client")
+        return self._seconds(until)
 
     async def token_request(self, client_id: str) -> None:
         """One token endpoint request of an authenticated client; raises SlowDown when over.
@@ -233,6 +246,7 @@ class Limiter:
         except CountersUnavailable:
             return
         if until is not None:
+            metrics.rate_limited("token_per_client")
             retry = self._seconds(until)
             raise SlowDown(f"too many token requests from this client; retry after {retry} seconds", retry_after=retry)
 
@@ -275,9 +289,10 @@ class Limiter:
             f"Sign-in is temporarily unavailable. Please try again in {_human(UNAVAILABLE_RETRY)}.",
         )
 
-    def _limited(self, until: float) -> Refusal:
+    def _limited(self, until: float, limit: str) -> Refusal:
+        metrics.rate_limited(limit)
         seconds = self._seconds(until)
-        return Refusal(429, seconds, self.message(seconds))
+        return Refusal(429, seconds, self.message(seconds), limit)
 
     def _seconds(self, until: float) -> int:
         """Whole seconds from now until `until` (at least 1), for Retry-After."""

@@ -49,6 +49,8 @@ class Settings:
     interaction_ttl: int = 900
     device_code_ttl: int = 600
     jwks_max_age: int = 300
+    metrics_token: str | None = None  # /metrics is off (404) without it
+    log_format: str = "text"  # or "json": one JSON object per log line
     argon2_time_cost: int = 2
     argon2_memory_cost: int = 19 * 1024
     argon2_parallelism: int = 1
@@ -123,6 +125,26 @@ def _proxies(value: str | list | None) -> tuple:
     return tuple(nets)
 
 
+LOG_FORMATS = ("text", "json")
+
+
+def _metrics_token(value: str | None) -> str | None:
+    if value and len(value) < _MIN_SECRET:
+        raise SettingsError(
+            f"CAMPUSID_METRICS_TOKEN must be at least {_MIN_SECRET} characters (or unset, which turns /metrics "
+            "off); make one with python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    return value or None
+
+
+def log_format(value: str | None) -> str:
+    """CAMPUSID_LOG_FORMAT: `text` (the default) or `json`."""
+    chosen = (value or "text").strip().lower()
+    if chosen not in LOG_FORMATS:
+        raise SettingsError(f"CAMPUSID_LOG_FORMAT={value!r} must be one of: {', '.join(LOG_FORMATS)}")
+    return chosen
+
+
 def _rate(name: str, value: str) -> str:
     try:
         parse_rate(value)
@@ -187,5 +209,7 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
         data_dir=data_dir,
         redis_url=get("redis_url") or None,
         trusted_proxies=_proxies(get("trusted_proxies")),
+        metrics_token=_metrics_token(get("metrics_token")),
+        log_format=log_format(get("log_format")),
         **values,
     )

@@ -8,7 +8,7 @@ Parameters are named with `bindparam`; the store passes them by name.
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, delete, insert, null, select, update
+from sqlalchemy import and_, bindparam, delete, insert, literal, null, select, update
 from sqlalchemy.sql import Executable
 
 from campusid.idp.store.schema import (
@@ -271,6 +271,10 @@ TOKEN_SUBJECT = (
     .select_from(grants.join(users, users.c.id == grants.c.user_id))
     .where(grants.c.id == bindparam("gid"), grants.c.revoked_at.is_(None))
 )
+
+
+# The readiness check's round trip (idp/web/health.py).
+PING = select(literal(1))
 
 
 def all_statements() -> dict[str, Executable]:

@@ -145,6 +145,10 @@ class Store(EventStore, DeviceStore):
     async def stop(self) -> None:
         await self.db.stop()
 
+    async def ping(self) -> None:
+        """One round trip to the database; StoreUnavailable when it cannot be reached."""
+        await self.db.fetch_one(self.sql.PING)
+
     async def __aenter__(self) -> Store:
         await self.start()
         return self

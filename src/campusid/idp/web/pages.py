@@ -9,9 +9,11 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from campusid.idp import events
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.authn import password_sign_in
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
+from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.rows import Client, SignIn
 from campusid.idp.web import device
 from campusid.idp.web.authorize import (
@@ -104,6 +106,7 @@ async def login_post(request: Request) -> Response:
     if limiter is not None:
         refusal = await limiter.before_password(username, request)
         if refusal is not None:
+            await _login_event(ctx, request, interaction, events.LOGIN_LIMITED, username, refusal.limit)
             return _refused(ctx, interaction, username, refusal)
     user_id, stored_hash = interaction.login.user_id, interaction.login.password_hash
     ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
@@ -112,8 +115,10 @@ async def login_post(request: Request) -> Response:
         if refusal is not None:
             return _refused(ctx, interaction, username, refusal)
     if not ok or user_id is None:
+        await _login_event(ctx, request, interaction, events.LOGIN_FAILURE, username, "wrong username or password")
         return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
     if interaction.login.disabled_at is not None:  # said only to whoever knows the password
+        await _login_event(ctx, request, interaction, events.LOGIN_FAILURE, username, "account disabled")
         return login_page(
             ctx,
             interaction,
@@ -126,6 +131,7 @@ async def login_post(request: Request) -> Response:
         await ctx.store.set_password_hash(user_id, new_hash)
     now = int(time.time())
     sign_in = password_sign_in(user_id, now)
+    await _login_event(ctx, request, interaction, events.LOGIN_SUCCESS, username, "password")
     if interaction.kind == "authorize":
         return await _complete_login(ctx, request, interaction, sign_in)
     if interaction.kind == device.KIND:
@@ -134,6 +140,18 @@ async def login_post(request: Request) -> Response:
     await finish_interaction(ctx, interaction, response)
     await start_session(ctx, request, response, sign_in)
     return response
+
+
+async def _login_event(
+    ctx: Context, request: Request, interaction: Pending, kind: str, username: str, detail: str | None
+) -> None:
+    """A password submission's outcome, as an event and its figure (idp/events.py, idp/metrics.py).
+    A limited submission's detail names the limit; none ever holds the password."""
+    if kind == events.LOGIN_LIMITED and detail is None:
+        return  # the counters could not be reached (503): no sign-in was tried
+    client_id = interaction.params.get("client_id")
+    ip = client_ip(request, ctx.settings.trusted_proxies)
+    await ctx.events.record(kind, username=username, client_id=client_id, ip=ip, detail=detail or "")
 
 
 def _refused(ctx: Context, interaction: Pending, username: str, refusal) -> Response:

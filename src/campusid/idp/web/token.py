@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from campusid.idp import events
+from campusid.idp import events, metrics
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import device, pkce
 from campusid.idp.protocol import scopes as scope_rules
@@ -49,6 +49,7 @@ from campusid.idp.store.devices import APPROVED, DENIED, PENDING, REDEEMED
 from campusid.idp.store.rows import Client, DeviceCode, Grant, RefreshToken
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
+from campusid.idp.web.observe import note_client
 
 BASIC_CHALLENGE = {"WWW-Authenticate": 'Basic realm="campusid", charset="UTF-8"'}
 
@@ -124,6 +125,15 @@ async def mint(ctx: Context, client: Client, grant: Grant, scopes: list[str], no
     return body
 
 
+async def _security_event(ctx: Context, req: TokenRequest, kind: str, grant: Grant, detail: str) -> None:
+    """A replayed code or a reused refresh token, as an event and its figure (idp/events.py)."""
+    user = await ctx.store.user(grant.user_id)
+    ip = client_ip(req.request, ctx.settings.trusted_proxies) if req.request is not None else None
+    await ctx.events.record(
+        kind, username=user.username if user else None, client_id=grant.client_id, ip=ip, detail=detail
+    )
+
+
 # -- authorization_code -----------------------------------------------------------------------
 async def consume_code(ctx: Context, client: Client, code: str, now: int) -> Grant | None:
     """RFC 6749 4.1.2: a code is used once. One conditional UPDATE marks it used, so of any number
@@ -133,12 +143,13 @@ async def consume_code(ctx: Context, client: Client, code: str, now: int) -> Gra
     return await ctx.store.consume_code(token_hash(code), client.client_id, now)
 
 
-async def explain_refused_code(ctx: Context, code: str, now: int) -> InvalidGrant:
+async def explain_refused_code(ctx: Context, req: TokenRequest, code: str, now: int) -> InvalidGrant:
     """Why a code did not redeem. A code presented after it was used is a replay: every token
-    issued from it is revoked (RFC 6749 4.1.2, RFC 9700 4.5.3)."""
+    issued from it is revoked (RFC 6749 4.1.2, RFC 9700 4.5.3), and it is a `code_replay` event."""
     known = await ctx.store.grant_by_code(token_hash(code))
     if known is not None and known.code_used_at is not None:
         await ctx.store.revoke_grant(known.id, now)
+        await _security_event(ctx, req, events.CODE_REPLAY, known, "the code's grant is revoked")
         return InvalidGrant("the authorization code was already used")
     return InvalidGrant("the authorization code is invalid, expired or for another client")
 
@@ -164,16 +175,16 @@ async def authorization_code(ctx: Context, req: TokenRequest, client: Client) ->
     now = int(time.time())
     grant = await consume_code(ctx, client, code, now)
     if grant is None:
-        raise await explain_refused_code(ctx, code, now)
+        raise await explain_refused_code(ctx, req, code, now)
     await check_binding(ctx, grant, redirect_uri, form.get("code_verifier"), now)
     return await mint(ctx, client, grant, grant.scope.split(), now, nonce=grant.nonce)
 
 
 # -- refresh_token ----------------------------------------------------------------------------
-async def rotate_refresh_token(ctx: Context, client: Client, presented: str, now: int) -> Grant:
+async def rotate_refresh_token(ctx: Context, req: TokenRequest, client: Client, presented: str, now: int) -> Grant:
     """RFC 6749 6 with rotation: the token is used once (one conditional UPDATE) and the grant it
     continues must stand and be this client's. A token presented again after its use is a
-    reuse: its whole family is revoked (RFC 9700 4.14.2)."""
+    reuse: its whole family is revoked (RFC 9700 4.14.2), and it is a `refresh_reuse` event."""
     digest = token_hash(presented)
     grant = await ctx.store.rotate_refresh(digest, now)
     if grant is None:
@@ -182,6 +193,7 @@ async def rotate_refresh_token(ctx: Context, client: Client, presented: str, now
             family = await ctx.store.grant(known.grant_id)
             if family is not None and family.client_id == client.client_id:
                 await ctx.store.revoke_grant(family.id, now)
+                await _security_event(ctx, req, events.REFRESH_REUSE, family, "the token's family is revoked")
         raise InvalidGrant("the refresh token is invalid, expired or already used")
     if grant.revoked_at is not None or grant.client_id != client.client_id:
         raise InvalidGrant("the refresh token is invalid, expired or already used")
@@ -201,7 +213,7 @@ def narrow_scope(form: dict[str, str], granted: list[str]) -> list[str]:
 async def refresh_token(ctx: Context, req: TokenRequest, client: Client) -> dict:
     presented = _required(req.form, "refresh_token")
     now = int(time.time())
-    grant = await rotate_refresh_token(ctx, client, presented, now)
+    grant = await rotate_refresh_token(ctx, req, client, presented, now)
     scopes = narrow_scope(req.form, grant.scope.split())
     return await mint(ctx, client, grant, scopes, now, nonce=None)
 
@@ -306,12 +318,14 @@ async def token(request: Request) -> Response:
     try:
         req = TokenRequest(form, *credentials(request.headers.get("authorization"), form), request=request)
         client = await authenticate_client(ctx, req)
+        note_client(request, client.client_id)
         await apply_client_limit(ctx, client)
         handler = GRANTS.get(form.get("grant_type", ""))
         if handler is None:
             grant_type = _required(form, "grant_type")
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
         body = await handler(ctx, req, client)
+        metrics.token_issued(form["grant_type"])  # a key of GRANTS: the label set is bounded
     except InvalidClient as exc:
         return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
