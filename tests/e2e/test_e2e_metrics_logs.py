@@ -1,0 +1,97 @@
+"""/metrics, /readyz and JSON logs of real `campusid serve` processes: with `--workers 2` the
+figures cover both workers (and survive a worker killed and replaced), and with
+CAMPUSID_LOG_FORMAT=json every stderr line is one JSON object and none holds a secret."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+
+import httpx
+import pytest
+
+from tests.conftest import BIN, active_app, add_users, start_server
+from tests.e2e.test_e2e_serve_workers import two_workers, wait_for
+from tests.idp.helpers import PASSWORD
+from tests.idp.metrics_scenario import EXPECTED, FAILED_LIMIT, METRICS_TOKEN, run_script, scrape
+
+pytestmark = pytest.mark.e2e
+REDIRECT = "http://127.0.0.1/callback"
+
+
+@pytest.fixture
+def env(idp_env, tmp_path):
+    add_users(idp_env, PASSWORD, ("alice", "student"), ("bob", "student"), ("dev", "developer"), ("admin", "admin"))
+    app = active_app(idp_env, "n", "native", REDIRECT, "openid", "offline_access")
+    (tmp_path / "tmp").mkdir()
+    return {
+        **idp_env,
+        "CAMPUSID_METRICS_TOKEN": METRICS_TOKEN,
+        "CAMPUSID_LIMIT_FAILED_PER_ACCOUNT": FAILED_LIMIT,
+        "CAMPUSID_REDIS_URL": "redis://127.0.0.1:6379/0",  # the limits hold across both workers
+        "CAMPUSID_LOG_FORMAT": "json",
+        "TMPDIR": str(tmp_path / "tmp"),  # where serve makes its metrics directory
+        "CLIENT_ID": app["client_id"],
+    }
+
+
+def _figures(text: dict) -> dict:
+    return {key: text.get(key, 0) for key in EXPECTED}
+
+
+def test_two_workers_show_exactly_the_scripted_counts_and_log_json_without_secrets(env, tmp_path):
+    server = start_server(env, "--workers", "2")
+    try:
+        assert wait_for(lambda: two_workers(server.proc.pid)), "two workers did not start"
+        metrics_dir = list((tmp_path / "tmp").iterdir())
+        assert len(metrics_dir) == 1 and metrics_dir[0].name.startswith("campusid-metrics-")
+        assert oct(metrics_dir[0].stat().st_mode & 0o777) == "0o700"
+        with httpx.Client(base_url=server.issuer, timeout=30) as c:
+            seen = run_script(c, server.issuer, env["CLIENT_ID"], REDIRECT)
+            assert _figures(scrape(c, "/metrics")) == EXPECTED
+            # the figures are summed over both workers' files, whichever answers the scrape
+            for _ in range(6):
+                assert _figures(scrape(c, "/metrics")) == EXPECTED
+            r = c.get("/metrics")
+            assert r.status_code == 401 and "campusid_" not in r.text
+            victim = min(two_workers(server.proc.pid))
+            os.kill(victim, signal.SIGKILL)
+            assert wait_for(lambda: two_workers(server.proc.pid, without=victim)), "the worker was not replaced"
+            # the killed worker's counts stay in the sum
+            assert wait_for(lambda: _figures(scrape(c, "/metrics")) == EXPECTED)
+            r = c.get("/readyz")
+            assert r.status_code == 200 and r.json()["checks"] == {"database": "ok", "keys": "ok", "redis": "ok"}
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(30) == 0
+        stderr = server.proc.stderr.read()
+    finally:
+        server.stop()
+    assert list((tmp_path / "tmp").iterdir()) == []  # serve removed its metrics directory
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line is one JSON object
+    for record in records:
+        assert {"time", "level", "event", "request_id"} <= record.keys(), record
+    requests = [r for r in records if r["event"] == "request"]
+    assert len(requests) >= 15
+    token_lines = [r for r in requests if r["route"] == "/oauth/token"]
+    assert token_lines and all(r["client_id"] == env["CLIENT_ID"] for r in token_lines)
+    assert all(len(r["request_id"]) == 32 and r["method"] in ("GET", "POST") for r in requests)
+    assert all({"status", "duration_ms"} <= r.keys() for r in requests)
+    secrets = {**seen, "secret_key": env["CAMPUSID_SECRET_KEY"], "metrics_token": METRICS_TOKEN}
+    for name, value in secrets.items():
+        assert value not in stderr, f"the {name} is in the log"
+
+
+def test_a_short_metrics_token_is_a_clear_error_at_start(idp_env):
+    proc = subprocess.run(
+        [str(BIN / "campusid"), "serve", "--port", "1"],
+        env={**idp_env, "CAMPUSID_METRICS_TOKEN": "too-short"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "CAMPUSID_METRICS_TOKEN must be at least 32 characters" in proc.stderr
+    assert "Traceback" not in proc.stderr
