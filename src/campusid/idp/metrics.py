@@ -63,6 +63,7 @@ _EVENT_COUNTERS = {
 }
 _LIMITED = {name: RATE_LIMITED.labels(limit=name) for name in LIMITS}
 _TOKENS: dict[str, Counter] = {}
+_REQUEST_SERIES: dict[tuple[str, str, int], Histogram] = {}
 
 
 def count_event(event_type: str) -> None:
@@ -91,8 +92,14 @@ def method_label(method: str) -> str:
 
 
 def observe_request(route: str, method: str, status: int, seconds: float) -> None:
-    """One answered request: `route` is the matched route's template (or UNMATCHED)."""
-    REQUESTS.labels(route, method_label(method), str(status)).observe(seconds)
+    """One answered request: `route` is the matched route's template (or UNMATCHED). The series
+    of each (route, method, status) is looked up once and kept (their set is bounded: see the
+    module's docstring), so a request costs one dictionary lookup and the observation."""
+    key = (route, method_label(method), status)
+    child = _REQUEST_SERIES.get(key)
+    if child is None:
+        child = _REQUEST_SERIES[key] = REQUESTS.labels(key[0], key[1], str(status))
+    child.observe(seconds)
 
 
 def render() -> bytes:
