@@ -189,3 +189,84 @@ def test_settings_refuse_a_short_metrics_token_and_an_unknown_log_format(idp_env
         load_settings({**idp_env, "CAMPUSID_LOG_FORMAT": "xml"})
     cfg = load_settings({**idp_env, "CAMPUSID_LOG_FORMAT": "JSON", "CAMPUSID_METRICS_TOKEN": METRICS_TOKEN})
     assert cfg.log_format == "json" and cfg.metrics_token == METRICS_TOKEN
+
+
+def _limited(figures: dict, limit: str) -> float:
+    return figures.get(("campusid_rate_limited_total", (("limit", limit),)), 0)
+
+
+def test_a_device_code_redemption_counts_under_its_grant_type(observed):
+    from campusid.idp.protocol.device import GRANT_TYPE
+    from tests.idp.device_helpers import Clock, decide, device_app, poll, start
+
+    observed.ctx.clock = clock = Clock()
+    device_app(observed, "bot")
+    c = observed.client()
+    key = ("campusid_tokens_issued_total", (("grant_type", GRANT_TYPE),))
+    before = scrape(c, "/metrics").get(key, 0)
+    started = start(c, "bot").json()
+    assert poll(c, "bot", started["device_code"]).json()["error"] == "authorization_pending"  # not counted
+    assert 'data-outcome="allowed"' in decide(c, observed.issuer, started["user_code"]).text
+    clock.advance(10)
+    assert poll(c, "bot", started["device_code"]).status_code == 200
+    clock.advance(10)
+    assert poll(c, "bot", started["device_code"]).status_code == 400  # redeemed once: not counted again
+    assert scrape(c, "/metrics")[key] - before == 1
+
+
+def test_each_limit_counts_under_its_own_name(idp_env):
+    from tests.idp.metrics_scenario import password_attempt
+
+    env = {
+        **idp_env,
+        "CAMPUSID_ISSUER": ISSUER,
+        "CAMPUSID_METRICS_TOKEN": METRICS_TOKEN,
+        "CAMPUSID_LIMIT_ATTEMPTS_PER_IP": "2/15 minutes",
+        "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1/minute",
+    }
+    idp = IdP(env)
+    try:
+        c = idp.client()
+        before = scrape(c, "/metrics")
+        for _ in range(2):
+            assert password_attempt(c, idp.issuer, idp.native_id, NATIVE_REDIRECT, "alice", "wrong").status_code == 401
+        assert password_attempt(c, idp.issuer, idp.native_id, NATIVE_REDIRECT, "alice", "wrong").status_code == 429
+        form = {"grant_type": "refresh_token", "refresh_token": "x" * 43}
+        web = (idp.web_id, idp.web_secret)
+        assert c.post("/oauth/token", data=form, auth=web).status_code == 400  # within the limit
+        r = c.post("/oauth/token", data=form, auth=web)
+        assert r.status_code == 429 and r.json()["error"] == "slow_down"
+        after = scrape(c, "/metrics")
+        assert _limited(after, "attempts_per_ip") - _limited(before, "attempts_per_ip") == 1
+        assert _limited(after, "token_per_client") - _limited(before, "token_per_client") == 1
+        assert _limited(after, "failed_per_account") == _limited(before, "failed_per_account")
+        limited = observed_events(idp, "login_limited")
+        assert [(e.username, e.detail) for e in limited] == [("alice", "attempts_per_ip")]
+    finally:
+        idp.store.close()
+
+
+def observed_events(idp, kind: str):
+    return idp.db.events(type=kind, limit=100)
+
+
+def test_the_device_authorization_endpoint_applies_and_counts_the_client_limit(idp_env):
+    from tests.idp.device_helpers import device_app, start
+
+    env = {
+        **idp_env,
+        "CAMPUSID_ISSUER": ISSUER,
+        "CAMPUSID_METRICS_TOKEN": METRICS_TOKEN,
+        "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1/minute",
+    }
+    idp = IdP(env)
+    try:
+        device_app(idp, "bot")
+        c = idp.client()
+        before = _limited(scrape(c, "/metrics"), "token_per_client")
+        assert start(c, "bot").status_code == 200
+        r = start(c, "bot")
+        assert r.json()["error"] == "slow_down", r.text
+        assert _limited(scrape(c, "/metrics"), "token_per_client") - before == 1
+    finally:
+        idp.store.close()
