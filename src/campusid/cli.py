@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -538,18 +539,36 @@ def _warn(cfg: Settings, message: str) -> None:
         err.print(f"[yellow]warning:[/] {message}")
 
 
+class _Terminated(Exception):
+    """SIGTERM, raised where the process is, so that what serve set up is undone first."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise _Terminated()
+
+
 @contextlib.contextmanager
 def _metrics_dir():
     """A fresh private directory for this serve run's worker metrics (prometheus-client's
     multiprocess mode, see idp/metrics.py), set before anything imports prometheus-client, and
-    removed when serving ends."""
+    removed when serving ends. One worker runs in this process, and uvicorn ends it on SIGTERM by
+    sending the signal again to the handler it found: this one, which removes the directory and
+    then lets SIGTERM end the process as before."""
     path = tempfile.mkdtemp(prefix="campusid-metrics-")  # mode 0700
     os.environ[MULTIPROC_ENV] = path
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    terminated = False
     try:
         yield path
+    except _Terminated:
+        terminated = True
     finally:
         os.environ.pop(MULTIPROC_ENV, None)
         shutil.rmtree(path, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
+    if terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
 
 
 def _early_logging() -> None:

@@ -95,3 +95,24 @@ def test_a_short_metrics_token_is_a_clear_error_at_start(idp_env):
     assert proc.returncode == 2
     assert "CAMPUSID_METRICS_TOKEN must be at least 32 characters" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_one_worker_counts_too_and_text_logs_have_no_request_lines(env, tmp_path):
+    from tests.idp.metrics_scenario import password_attempt
+
+    text_env = {**env, "CAMPUSID_LOG_FORMAT": "text"}
+    server = start_server(text_env)
+    try:
+        with httpx.Client(base_url=server.issuer, timeout=30) as c:
+            r = password_attempt(c, server.issuer, env["CLIENT_ID"], REDIRECT, "bob", "not the password")
+            assert r.status_code == 401
+            key = ("campusid_logins_total", (("outcome", "failure"),))
+            assert scrape(c, "/metrics")[key] == 1
+            assert c.get("/healthz").headers["x-request-id"]
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(30) == -signal.SIGTERM  # one worker ends by the signal, as before
+        stderr = server.proc.stderr.read()
+    finally:
+        server.stop()
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert "campusid serving" in stderr and '"event"' not in stderr and "not the password" not in stderr
