@@ -32,12 +32,14 @@ apps_app = typer.Typer(no_args_is_help=True, help="Register and review client ap
 keys_app = typer.Typer(no_args_is_help=True, help="Signing keys.")
 db_app = typer.Typer(no_args_is_help=True, help="The database.")
 records_app = typer.Typer(no_args_is_help=True, help="Grades for the records API.")
+events_app = typer.Typer(no_args_is_help=True, help="The security events (audit trail).")
 for sub, name in (
     (users_app, "users"),
     (apps_app, "apps"),
     (keys_app, "keys"),
     (db_app, "db"),
     (records_app, "records"),
+    (events_app, "events"),
 ):
     app.add_typer(sub, name=name)
 
@@ -431,8 +433,11 @@ def keys_rotate(as_json: JsonOpt = False):
     """Publish the next signing keys now; they sign after the JWKS cache lifetime."""
 
     async def action(svc: Services) -> dict:
+        from campusid.idp import events as ev
+
         keys = await _loaded_keys(svc)
         added = await keys.rotate()
+        await ev.Events(svc.store).record(ev.KEY_ROTATED, detail="by hand: " + ", ".join(k["kid"] for k in added))
         return {"added": added, "keys": keys.describe()}
 
     emit(
@@ -472,6 +477,98 @@ def db_upgrade(as_json: JsonOpt = False):
     finally:
         engine.dispose()
     emit({"revision": revision}, as_json, lambda d: out.print(f"database at revision {d['revision']}"))
+
+
+@db_app.command("purge")
+def db_purge(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would go; delete nothing.")] = False,
+    as_json: JsonOpt = False,
+):
+    """Delete what can never be used again (expired sessions, interactions, codes, grants, refresh
+    token families, device codes; events past CAMPUSID_EVENTS_RETENTION_DAYS), in small batches."""
+    from campusid.idp import housekeeping
+
+    async def action(svc: Services) -> dict:
+        return await housekeeping.purge(svc.store, svc.settings, int(time.time()), dry_run=dry_run)
+
+    purged = Services(as_json=as_json).run(action)
+    verb = "would purge" if dry_run else "purged"
+    emit(
+        {"purged": purged, "dry_run": dry_run},
+        as_json,
+        lambda d: out.print(f"{verb}: " + ", ".join(f"{n} {kind}" for kind, n in d["purged"].items())),
+    )
+
+
+# -- events -----------------------------------------------------------------------------------
+EVENTS_MAX_LIMIT = 1000
+
+
+def _rfc3339(value: str, as_json: bool) -> int:
+    """An RFC 3339 date-time (with its offset, as RFC 3339 5.6 requires) as Unix seconds."""
+    from datetime import datetime
+
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None or "T" not in value.upper():
+        fail(f"--since {value!r} is not an RFC 3339 date-time; write it like 2026-01-31T08:00:00Z", 2, as_json)
+    return int(parsed.timestamp())
+
+
+def _event_json(event) -> dict:
+    return {
+        "id": event.id,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(event.at)),
+        "type": event.type,
+        "username": event.username,
+        "client_id": event.client_id,
+        "ip": event.ip,
+        "detail": event.detail,
+    }
+
+
+@events_app.command("list")
+def events_list(
+    user: Annotated[str | None, typer.Option("--user", help="Only this username's events.")] = None,
+    client: Annotated[str | None, typer.Option("--client", help="Only this app's (client_id) events.")] = None,
+    type_: Annotated[str | None, typer.Option("--type", help="Only events of this type.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only events at or after this RFC 3339 time.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help=f"At most this many (1-{EVENTS_MAX_LIMIT}).")] = 50,
+    before: Annotated[int | None, typer.Option("--before", help="Only events older than this id (next page).")] = None,
+    as_json: JsonOpt = False,
+):
+    """Security events, newest first; filters combine (all must match)."""
+    from campusid.idp.events import TYPES, as_filter
+
+    if not 1 <= limit <= EVENTS_MAX_LIMIT:
+        fail(f"--limit must be between 1 and {EVENTS_MAX_LIMIT}, not {limit}", 2, as_json)
+    if type_ is not None and type_ not in TYPES:
+        fail(f"--type {type_!r} is not an event type; the types are: {', '.join(sorted(TYPES))}", 2, as_json)
+    if before is not None and not 1 <= before < 2**62:
+        fail("--before must be a positive event id", 2, as_json)
+    since_at = _rfc3339(since, as_json) if since is not None else None
+    try:
+        user, client = as_filter(user), as_filter(client)
+    except ValueError as exc:
+        fail(str(exc), 2, as_json)
+
+    async def action(svc: Services) -> dict:
+        found = await svc.store.events(
+            username=user, client_id=client, type=type_, since=since_at, before_id=before, limit=limit
+        )
+        return {"events": [_event_json(e) for e in found]}
+
+    def human(data: dict) -> None:
+        table = Table("id", "time (UTC)", "type", "user", "app", "ip", "detail")
+        for e in data["events"]:
+            table.add_row(
+                *(str(e[k] or "") for k in ("id", "time", "type", "username", "client_id", "ip", "detail"))
+            )
+        out.print(table)
+
+    emit(Services(as_json=as_json).run(action), as_json, human)
 
 
 @records_app.command("import")

@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
 from campusid.idp import admin, metrics, portal
+from campusid.idp import housekeeping as upkeep
 from campusid.idp.api import create_api
 from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
@@ -127,7 +128,7 @@ def _routes(ctx, errors: dict) -> list:
     ]
 
 
-def create_app(settings: Settings, store: Store | None = None) -> IdentityProvider:
+def create_app(settings: Settings, store: Store | None = None, *, housekeeping: bool = False) -> IdentityProvider:
     store = store or open_store(settings.database_url, settings.data_dir)
     ctx = build_context(settings, store)
 
@@ -180,16 +181,21 @@ def create_app(settings: Settings, store: Store | None = None) -> IdentityProvid
         # keys are read now and kept fresh by a task of this loop.
         await store.start()
         metrics.worker_started()
-        refresher = None
+        refresher = keeper = None
         try:
             await ctx.keys.load()
             refresher = asyncio.create_task(ctx.keys.refresh_forever(), name="campusid-key-refresh")
+            if housekeeping and upkeep.wanted(settings):
+                keeper = asyncio.create_task(
+                    upkeep.run_forever(store, ctx.keys, ctx.events, settings), name="campusid-housekeeping"
+                )
             yield
         finally:
-            if refresher is not None:
-                refresher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refresher
+            for task in (refresher, keeper):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await store.stop()
             metrics.worker_stopped()
             if ctx.limiter is not None:

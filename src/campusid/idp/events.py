@@ -64,6 +64,16 @@ def _clip(value: str | None, size: int) -> str | None:
     return value[:size] if value is not None else None
 
 
+def as_filter(value: str | None) -> str | None:
+    """A typed filter (username, client_id) as `record` stored it: clipped to the column's size;
+    empty means no filter. ValueError for a character no stored value can hold (NUL)."""
+    if value is None or value.strip() == "":
+        return None
+    if "\x00" in value:
+        raise ValueError("a filter cannot contain a NUL character")
+    return _clip(value.strip(), _MAX_NAME)
+
+
 class Events:
     """Records events in the store; `clock` is what tests control."""
 

@@ -121,6 +121,12 @@ class KeyManager:
         await self.reload()
         return added
 
+    async def due_for_rotation(self, max_age: int) -> bool:
+        """Whether the newest key in the database (another worker's included) is `max_age` seconds
+        old or older."""
+        rows = await self._store.keys()
+        return not rows or int(time.time()) - max(row.created_at for row in rows) >= max_age
+
     # -- cache ----------------------------------------------------------------------------
     async def reload(self) -> None:
         rows = await self._store.keys()

@@ -51,6 +51,9 @@ class Settings:
     jwks_max_age: int = 300
     metrics_token: str | None = None  # /metrics is off (404) without it
     log_format: str = "text"  # or "json": one JSON object per log line
+    purge_interval: int = 3600  # seconds between housekeeping runs in `serve`; 0: never
+    key_rotation_days: int = 90  # age of the newest signing key that makes serve add one; 0: by hand only
+    events_retention_days: int = 90
     argon2_time_cost: int = 2
     argon2_memory_cost: int = 19 * 1024
     argon2_parallelism: int = 1
@@ -202,6 +205,9 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
     ):
         if get(key) is not None:
             values[key] = _int(f"CAMPUSID_{key.upper()}", get(key))
+    for key in ("purge_interval", "key_rotation_days", "events_retention_days"):  # 0 turns the first two off
+        if get(key) is not None:
+            values[key] = _int(f"CAMPUSID_{key.upper()}", get(key), minimum=1 if key == "events_retention_days" else 0)
     return Settings(
         issuer=issuer,
         database_url=database_url,

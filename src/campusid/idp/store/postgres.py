@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import asyncpg
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import BigInteger, bindparam, delete, func, insert, select
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 
 from campusid.idp.store.database import Database, Prepared, Queries
@@ -35,6 +35,9 @@ from campusid.idp.store.store import Store
 # Connections per worker process. Each holds a statement for one round trip, so a few serve many
 # concurrent requests; commits of concurrent writers share WAL flushes.
 POOL_MIN, POOL_MAX = 2, 20
+# The session-level advisory lock one worker holds while it does the housekeeping.
+HOUSEKEEPING_LOCK = 72873102
+_KEY = bindparam("key", type_=BigInteger())
 
 
 def _translate(exc: asyncpg.PostgresError) -> Exception:
@@ -216,8 +219,26 @@ class PostgresStore(Store):
             for n in (False, True)
         }
 
+        self._try_lock = db.prepare("TRY_HOUSEKEEPING_LOCK", select(func.pg_try_advisory_lock(_KEY)), write=True)
+        self._unlock = db.prepare("HOUSEKEEPING_UNLOCK", select(func.pg_advisory_unlock(_KEY)), write=True)
+
     def prepared(self) -> dict[str, Prepared]:
-        return {**super().prepared(), **{q.name: q for q in self._complete_login.values()}}
+        locks = {q.name: q for q in (self._try_lock, self._unlock)}
+        return {**super().prepared(), **{q.name: q for q in self._complete_login.values()}, **locks}
+
+    @contextlib.asynccontextmanager
+    async def housekeeping_lock(self) -> AsyncIterator[bool]:
+        """pg_try_advisory_lock on a connection kept for the holder's whole run: one holder across
+        every worker and host of the database, never a wait; the server drops it with the
+        connection, should the holder die."""
+        async with self.db._lend() as raw:
+            conn = _Connection(raw)
+            held = bool((await conn.fetch_one(self._try_lock, {"key": HOUSEKEEPING_LOCK}))[0])
+            try:
+                yield held
+            finally:
+                if held:
+                    await conn.fetch_one(self._unlock, {"key": HOUSEKEEPING_LOCK})
 
     async def _write_login(
         self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None

@@ -228,3 +228,7 @@ Index("ix_events_at", events.c.at)
 Index("ix_events_type_id", events.c.type, events.c.id)
 Index("ix_events_username_id", events.c.username, events.c.id)
 Index("ix_events_client_id_id", events.c.client_id, events.c.id)
+# Housekeeping (store/housekeeping.py): each purge statement walks one of these in expiry order.
+Index("ix_interactions_expires_at", interactions.c.expires_at)
+Index("ix_grants_code_expires_at", grants.c.code_expires_at)
+Index("ix_refresh_tokens_expires_at", refresh_tokens.c.expires_at)

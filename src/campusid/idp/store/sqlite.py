@@ -14,6 +14,8 @@ others), in autocommit mode: a lone statement commits itself, `transaction()` gr
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -81,7 +83,7 @@ class SQLiteDatabase(Database):
     dialect = sqlite_dialect.dialect()
 
     def __init__(self, path: str) -> None:
-        self._path = path
+        self._path = self.path = path
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -142,6 +144,25 @@ class SQLiteDatabase(Database):
 class SQLiteStore(Store):
     """The store on SQLite: a successful login's writes are one transaction (SQLite has no
     INSERT or DELETE inside a common table expression)."""
+
+    @contextlib.asynccontextmanager
+    async def housekeeping_lock(self) -> AsyncIterator[bool]:
+        """A non-blocking exclusive flock(2) on a file beside the database. A SQLite database is
+        used by the processes of one host (its locking needs a local file system), so this holds
+        across every process that can open it; the kernel drops it with a process that dies."""
+        fd = os.open(self.db.path + ".housekeeping-lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
     async def _write_login(
         self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None

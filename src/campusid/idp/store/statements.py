@@ -280,10 +280,10 @@ PING = select(literal(1))
 def all_statements() -> dict[str, Executable]:
     """Every statement of this module and of the store's domain modules, by name (what the store
     compiles at start)."""
-    from campusid.idp.store import devices, events
+    from campusid.idp.store import devices, events, housekeeping
 
     out: dict[str, Executable] = {}
-    for namespace in (globals(), vars(events), vars(devices)):
+    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping)):
         for name, value in namespace.items():
             if name.isupper() and isinstance(value, Executable):
                 if name in out and out[name] is not value:

@@ -24,6 +24,7 @@ from campusid.idp.store.database import Database, Prepared
 from campusid.idp.store.devices import DeviceStore
 from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.events import EventStore
+from campusid.idp.store.housekeeping import HousekeepingStore
 from campusid.idp.store.rows import (
     AuthorizeContext,
     Client,
@@ -100,7 +101,7 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store(EventStore, DeviceStore):
+class Store(EventStore, DeviceStore, HousekeepingStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})

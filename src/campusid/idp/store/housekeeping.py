@@ -1,0 +1,167 @@
+"""Housekeeping's statements and the store's methods for them (a mixin of `Store`): deleting what
+can never be used again, in bounded batches, and the lock that lets one worker at a time do it.
+
+What can never be used again, kind by kind (times are compared with `now`; `tokens_before` is
+`now` minus the longest access/ID token lifetime, so no token minted before it is still valid):
+- a session or an interaction past its `expires_at` (every read of one checks `expires_at > now`);
+- a refresh token whose whole family (every refresh token of its grant) has expired, and whose
+  newest token was minted before `tokens_before` (the access token minted with it has expired
+  too). A used token of a live family is kept: presenting it again is a reuse that revokes the
+  family (RFC 9700 4.14.2), and that needs the row;
+- a grant with no refresh token left whose code expired before `tokens_before`: its code cannot
+  be redeemed (RFC 6749 4.1.2) and every access token checked against it has expired. Counted as
+  `codes` when its code was never redeemed, else as `grants`;
+- a device code past its `expires_at` (store/devices.py), an event older than the retention.
+
+Each DELETE takes at most `batch` rows, chosen through an index in expiry order, and commits on
+its own, so a request waits at most one batch's statement. The refresh-token and grant statements
+skip rows of live families; each returns the expiry it reached, and the next batch starts there,
+so a run reads each live row once rather than once per batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import AbstractAsyncContextManager
+
+from sqlalchemy import and_, bindparam, delete, exists, func, or_, select
+from sqlalchemy.orm import aliased
+
+from campusid.idp.store.database import Prepared
+from campusid.idp.store.schema import device_codes, events, grants, interactions, refresh_tokens, sessions
+
+KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events")
+BATCH = 1000
+_NOW, _TOKENS_BEFORE = bindparam("now"), bindparam("tokens_before")
+_AFTER, _BATCH = bindparam("after"), bindparam("batch")
+
+_rt, _g = refresh_tokens.c, grants.c
+_sibling = aliased(refresh_tokens, name="sibling")
+# A refresh token family is live while one of its tokens is unexpired, or was minted so recently
+# that the access token minted with it may still be valid.
+_LIVE_FAMILY = exists().where(
+    _sibling.c.grant_id == _rt.grant_id,
+    or_(_sibling.c.expires_at > _NOW, _sibling.c.created_at > _TOKENS_BEFORE),
+)
+_DEAD_REFRESH = and_(_rt.expires_at <= _NOW, ~_LIVE_FAMILY)
+_DEAD_GRANT = and_(_g.code_expires_at <= _TOKENS_BEFORE, ~exists().where(_rt.grant_id == _g.id))
+
+
+def _expired(table, key, column, bound):
+    """DELETE at most :batch rows of `table` whose `column` is at or before `bound`, oldest first."""
+    chosen = select(key).where(column <= bound).order_by(column).limit(_BATCH)
+    return delete(table).where(key.in_(chosen.scalar_subquery()))
+
+
+PURGE_SESSIONS = _expired(sessions, sessions.c.id_hash, sessions.c.expires_at, _NOW)
+PURGE_INTERACTIONS = _expired(interactions, interactions.c.id_hash, interactions.c.expires_at, _NOW)
+PURGE_EVENTS = _expired(events, events.c.id, events.c.at, bindparam("events_before"))
+PURGE_REFRESH_TOKENS = (
+    delete(refresh_tokens)
+    .where(
+        _rt.token_hash.in_(
+            select(_rt.token_hash)
+            .where(_rt.expires_at >= _AFTER, _DEAD_REFRESH)
+            .order_by(_rt.expires_at)
+            .limit(_BATCH)
+            .scalar_subquery()
+        )
+    )
+    .returning(_rt.expires_at)
+)
+PURGE_GRANTS = (
+    delete(grants)
+    .where(
+        _g.id.in_(
+            select(_g.id)
+            .where(_g.code_expires_at >= _AFTER, _DEAD_GRANT)
+            .order_by(_g.code_expires_at)
+            .limit(_BATCH)
+            .scalar_subquery()
+        )
+    )
+    .returning(_g.code_expires_at, _g.code_used_at)
+)
+
+# --dry-run: the same rules, counted (a grant counts when its family is dead, whether or not its
+# refresh tokens are still there: the purge deletes them first).
+COUNT_EXPIRED_SESSIONS = select(func.count()).select_from(sessions).where(sessions.c.expires_at <= _NOW)
+COUNT_EXPIRED_INTERACTIONS = select(func.count()).select_from(interactions).where(interactions.c.expires_at <= _NOW)
+COUNT_EXPIRED_DEVICE_CODES = select(func.count()).select_from(device_codes).where(device_codes.c.expires_at <= _NOW)
+COUNT_OLD_EVENTS = select(func.count()).select_from(events).where(events.c.at <= bindparam("events_before"))
+COUNT_DEAD_REFRESH_TOKENS = select(func.count()).select_from(refresh_tokens).where(_DEAD_REFRESH)
+_family_of_grant = aliased(refresh_tokens, name="family")
+COUNT_DEAD_GRANTS = (
+    select(_g.code_used_at.is_(None).label("unredeemed"), func.count())
+    .where(
+        _g.code_expires_at <= _TOKENS_BEFORE,
+        ~exists().where(
+            _family_of_grant.c.grant_id == _g.id,
+            or_(_family_of_grant.c.expires_at > _NOW, _family_of_grant.c.created_at > _TOKENS_BEFORE),
+        ),
+    )
+    .group_by(_g.code_used_at.is_(None))
+)
+
+
+class HousekeepingStore:
+    """The housekeeping half of the store (needs the Store's `db` and `sql`)."""
+
+    def housekeeping_lock(self) -> AbstractAsyncContextManager[bool]:
+        """`async with store.housekeeping_lock() as held:` — True in exactly one holder at a time,
+        across every worker and host of this database; False at once for the others (never waits).
+        Each database implements it (sqlite.py, postgres.py)."""
+        raise NotImplementedError
+
+    async def _drain(self, q: Prepared, values: dict, batch: int) -> int:
+        total = 0
+        while True:
+            n = await self.db.execute(q, {**values, "batch": batch})
+            total += n
+            if n < batch:
+                return total
+            await asyncio.sleep(0)  # let the requests of this event loop run between batches
+
+    async def _drain_from(self, q: Prepared, values: dict, batch: int) -> list:
+        """Run a RETURNING purge until a batch comes back short, each batch starting at the expiry
+        the previous one reached (its first column); every returned row."""
+        rows: list = []
+        after = 0
+        while True:
+            got = await self.db.fetch_all(q, {**values, "after": after, "batch": batch})
+            rows.extend(got)
+            if len(got) < batch:
+                return rows
+            after = max(r[0] for r in got)
+            await asyncio.sleep(0)
+
+    async def purge(
+        self, *, now: int, tokens_before: int, events_before: int, dry_run: bool = False, batch: int = BATCH
+    ) -> dict[str, int]:
+        """Delete (or, with `dry_run`, count) what can never be used again; the number per kind."""
+        s = self.sql
+        times = {"now": now, "tokens_before": tokens_before}
+        if dry_run:
+            dead = {bool(u): n for u, n in await self.db.fetch_all(s.COUNT_DEAD_GRANTS, times)}
+            one = self.db.fetch_one
+            return {
+                "sessions": (await one(s.COUNT_EXPIRED_SESSIONS, {"now": now}))[0],
+                "interactions": (await one(s.COUNT_EXPIRED_INTERACTIONS, {"now": now}))[0],
+                "grants": dead.get(False, 0),
+                "refresh_tokens": (await one(s.COUNT_DEAD_REFRESH_TOKENS, times))[0],
+                "codes": dead.get(True, 0),
+                "device_codes": (await one(s.COUNT_EXPIRED_DEVICE_CODES, {"now": now}))[0],
+                "events": (await one(s.COUNT_OLD_EVENTS, {"events_before": events_before}))[0],
+            }
+        counts = {
+            "sessions": await self._drain(s.PURGE_SESSIONS, {"now": now}, batch),
+            "interactions": await self._drain(s.PURGE_INTERACTIONS, {"now": now}, batch),
+            # a dead family's refresh tokens first: then its grant has none left
+            "refresh_tokens": len(await self._drain_from(s.PURGE_REFRESH_TOKENS, times, batch)),
+        }
+        gone = await self._drain_from(s.PURGE_GRANTS, times, batch)
+        unredeemed = sum(1 for row in gone if row[1] is None)
+        counts.update(grants=len(gone) - unredeemed, codes=unredeemed)
+        counts["device_codes"] = await self._drain(s.PURGE_EXPIRED_DEVICE_CODES, {"now": now}, batch)
+        counts["events"] = await self._drain(s.PURGE_EVENTS, {"events_before": events_before}, batch)
+        return {kind: counts[kind] for kind in KINDS}

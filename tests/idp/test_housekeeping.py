@@ -1,0 +1,373 @@
+"""Housekeeping: the purge deletes what can never be used again and nothing else, in bounded
+batches through indexes; one worker at a time holds the housekeeping lock; `campusid db purge`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from sqlalchemy import text
+
+from campusid.idp import housekeeping
+from campusid.idp.store.db import make_engine
+from campusid.idp.store.housekeeping import KINDS
+from campusid.idp.store.postgres import PostgresStore
+from tests.conftest import run_cli
+from tests.idp.conftest import NATIVE_REDIRECT
+from tests.idp.helpers import auth_params, callback_params, code_exchange, login_through_pages, run
+
+DAY = 86400
+BIG = 100_000
+
+
+# -- seeding rows straight into the tables -------------------------------------------------------
+def seed(url: str, table: str, columns: tuple[str, ...], rows) -> None:
+    """Insert `rows` into `table` as fast as the database takes them (COPY on PostgreSQL)."""
+    engine = make_engine(url)
+    try:
+        raw = engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            if url.startswith("postgresql"):
+                with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                marks = ", ".join("?" for _ in columns)
+                cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)  # noqa: S608
+            raw.commit()
+        finally:
+            raw.close()
+    finally:
+        engine.dispose()
+
+
+def count(url: str, sql: str, **params) -> int:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(sql), params).scalar_one()
+    finally:
+        engine.dispose()
+
+
+SESSION_COLS = ("id_hash", "user_id", "auth_time", "created_at", "expires_at", "sid", "amr", "acr")
+INTERACTION_COLS = ("id_hash", "kind", "params", "created_at", "expires_at")
+GRANT_COLS = (
+    "id",
+    "code_hash",
+    "client_id",
+    "user_id",
+    "redirect_uri",
+    "code_challenge",
+    "scope",
+    "auth_time",
+    "created_at",
+    "code_expires_at",
+    "code_used_at",
+)
+REFRESH_COLS = ("token_hash", "grant_id", "created_at", "expires_at", "used_at")
+EVENT_COLS = ("at", "type", "username", "detail")
+
+
+def seed_expired(url: str, user_id: str, client_id: str, now: int, n: int, prefix: str = "x") -> None:
+    """`n` expired sessions, interactions, spent grants (each with one expired refresh token),
+    n // 100 codes that expired unredeemed and n // 200 events past retention."""
+    old = now - 40 * DAY
+    seed(
+        url,
+        "sessions",
+        SESSION_COLS,
+        ((f"{prefix}s{i}", user_id, old, old, now - 100 - i % 1000, f"{prefix}sid{i}", "pwd", "a") for i in range(n)),
+    )
+    seed(
+        url,
+        "interactions",
+        INTERACTION_COLS,
+        ((f"{prefix}i{i}", "authorize", "{}", old, now - 1 - i % 5000) for i in range(n)),
+    )
+    grant = (client_id, user_id, NATIVE_REDIRECT, "c", "openid", old, old)
+    seed(
+        url,
+        "grants",
+        GRANT_COLS,
+        ((f"{prefix}g{i}", f"{prefix}gc{i}", *grant, old + 60 + i % 7, old + 30) for i in range(n)),
+    )
+    seed(
+        url,
+        "refresh_tokens",
+        REFRESH_COLS,
+        ((f"{prefix}r{i}", f"{prefix}g{i}", old + 30, old + 30 + 30 * DAY, None) for i in range(n)),
+    )
+    seed(
+        url,
+        "grants",
+        GRANT_COLS,
+        ((f"{prefix}u{i}", f"{prefix}uc{i}", *grant, old + 60, None) for i in range(n // 100)),
+    )
+    seed(url, "events", EVENT_COLS, ((now - 91 * DAY - i, "login_failure", "alice", "") for i in range(n // 200)))
+
+
+def seed_live_edges(url: str, user_id: str, client_id: str, now: int) -> None:
+    """Rows that look old but can still be used; the purge must keep every one of them."""
+    grant = (client_id, user_id, NATIVE_REDIRECT, "c", "openid", now - 40 * DAY, now - 40 * DAY)
+    seed(
+        url,
+        "grants",
+        GRANT_COLS,
+        [
+            # a refresh family 40 days old that is still going: its old, used, expired token must stay
+            # (presenting it again is a reuse that revokes the family)
+            ("live-family", "lc1", *grant, now - 40 * DAY, now - 40 * DAY),
+            # a code redeemed a minute ago: its access token is valid for 14 more minutes
+            ("fresh-access", "lc2", *grant, now - 60, now - 90),
+            # an unredeemed code that is still valid
+            ("fresh-code", "lc3", *grant, now + 50, None),
+        ],
+    )
+    seed(
+        url,
+        "refresh_tokens",
+        REFRESH_COLS,
+        [
+            ("old-used", "live-family", now - 40 * DAY, now - 10 * DAY, now - 20 * DAY),
+            ("live-token", "live-family", now - 20 * DAY, now + 10 * DAY, None),
+        ],
+    )
+    seed(url, "sessions", SESSION_COLS, [("live-session", user_id, now, now, now + 3600, "live-sid", "pwd", "a")])
+    seed(url, "interactions", INTERACTION_COLS, [("live-interaction", "authorize", "{}", now, now + 600)])
+    seed(url, "events", EVENT_COLS, [(now - 89 * DAY, "login_success", "alice", "kept")])
+
+
+def sign_in(idp, browser) -> tuple[dict, str]:
+    """alice signs in to the native app: its tokens, and the browser's session cookie."""
+    flow = auth_params(idp.native_id, NATIVE_REDIRECT, scope="openid profile offline_access")
+    cb = login_through_pages(browser, idp.issuer, flow, "alice")
+    r = browser.post("/oauth/token", data=code_exchange(flow, cb["code"], NATIVE_REDIRECT, idp.native_id))
+    assert r.status_code == 200, r.text
+    return r.json(), browser.cookies.get("campusid_session")
+
+
+def single_sign_on(idp, browser) -> bool:
+    """The browser's session signs it in again without the login form (a code at once)."""
+    flow = auth_params(idp.native_id, NATIVE_REDIRECT, scope="openid profile offline_access")
+    r = browser.get("/oauth/authorize", params=flow.params)
+    return r.status_code in (302, 303) and "code" in callback_params(r.headers["location"])
+
+
+def refreshes(idp, browser, refresh_token: str) -> bool:
+    data = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": idp.native_id}
+    return browser.post("/oauth/token", data=data).status_code == 200
+
+
+# -- the purge on 100,000 expired rows of each kind ----------------------------------------------
+@pytest.mark.serial
+def test_the_purge_deletes_100000_expired_rows_of_each_kind_and_no_live_row(idp, browser):
+    url = idp.settings.database_url
+    tokens, _ = sign_in(idp, browser)
+    now = int(time.time())
+    seed_expired(url, idp.student.id, idp.native_id, now, BIG)
+    seed_live_edges(url, idp.student.id, idp.native_id, now)
+
+    dry = run(idp.store, housekeeping.purge(idp.store, idp.settings, now, dry_run=True))
+    expected = {
+        "sessions": BIG,
+        "interactions": BIG,
+        "grants": BIG,
+        "refresh_tokens": BIG,
+        "codes": BIG // 100,
+        "device_codes": 0,
+        "events": BIG // 200,
+    }
+    assert dry == expected
+    assert count(url, "SELECT count(*) FROM sessions") == BIG + 2  # a dry run deletes nothing
+
+    started = time.monotonic()
+    purged = run(idp.store, housekeeping.purge(idp.store, idp.settings, now))
+    took = time.monotonic() - started
+    assert purged == expected, took
+    # every live row is still there
+    assert count(url, "SELECT count(*) FROM sessions") == 2
+    assert count(url, "SELECT count(*) FROM interactions WHERE id_hash = 'live-interaction'") == 1
+    assert count(url, "SELECT count(*) FROM interactions WHERE expires_at <= :now", now=now) == 0
+    live_grants = {"live-family", "fresh-access", "fresh-code"}
+    left = count(url, "SELECT count(*) FROM grants WHERE id IN ('live-family', 'fresh-access', 'fresh-code')")
+    assert left == len(live_grants)
+    assert count(url, "SELECT count(*) FROM grants") == len(live_grants) + 1  # and alice's real grant
+    assert count(url, "SELECT count(*) FROM refresh_tokens WHERE grant_id = 'live-family'") == 2
+    assert count(url, "SELECT count(*) FROM events WHERE detail = 'kept'") == 1
+    assert count(url, "SELECT count(*) FROM events WHERE at < :t", t=now - 90 * DAY) == 0
+    # the real sign-in goes on: the session still signs in, the refresh token still refreshes
+    assert single_sign_on(idp, browser)
+    assert refreshes(idp, browser, tokens["refresh_token"])
+    # a second run finds nothing
+    again = run(idp.store, housekeeping.purge(idp.store, idp.settings, int(time.time())))
+    assert again == dict.fromkeys(expected, 0)
+
+
+def test_a_batch_is_bounded_and_the_purge_goes_on_until_all_are_gone(idp):
+    url = idp.settings.database_url
+    now = int(time.time())
+    seed_expired(url, idp.student.id, idp.native_id, now, 2500)
+    store = idp.store
+    times = {"now": now, "tokens_before": now - idp.settings.max_token_lifetime}
+    one_batch = run(store, store.db.execute(store.sql.PURGE_SESSIONS, {"now": now, "batch": 1000}))
+    assert one_batch == 1000
+    gone = run(store, store.db.fetch_all(store.sql.PURGE_REFRESH_TOKENS, {**times, "after": 0, "batch": 1000}))
+    assert len(gone) == 1000
+    purged = run(
+        store, store.purge(now=now, tokens_before=times["tokens_before"], events_before=now - 90 * DAY, batch=300)
+    )
+    assert purged["sessions"] == 1500 and purged["refresh_tokens"] == 1500 and purged["grants"] == 2500
+    assert purged["codes"] == 25 and purged["interactions"] == 2500 and purged["events"] == 12
+
+
+def test_db_purge_command_prints_the_counts_and_dry_run_deletes_nothing(idp_env):
+    from campusid.idp.settings import load_settings
+    from campusid.idp.store import open_store
+    from tests.idp.helpers import active_client, make_user
+
+    settings = load_settings(idp_env)
+    store = open_store(settings.database_url, settings.data_dir)
+    try:
+        alice = make_user(store, "alice")
+        cid, _ = active_client(store, client_type="native", redirect_uris=[NATIVE_REDIRECT])
+    finally:
+        store.close()
+    seed_expired(settings.database_url, alice.id, cid, int(time.time()), 400)
+
+    dry = json.loads(run_cli(idp_env, "db", "purge", "--dry-run", "--json").stdout)
+    counts = {"sessions": 400, "interactions": 400, "grants": 400, "refresh_tokens": 400, "codes": 4}
+    assert dry == {"purged": {**counts, "device_codes": 0, "events": 2}, "dry_run": True}
+    assert count(settings.database_url, "SELECT count(*) FROM sessions") == 400
+    done = json.loads(run_cli(idp_env, "db", "purge", "--json").stdout)
+    assert done == {**dry, "dry_run": False}
+    assert count(settings.database_url, "SELECT count(*) FROM sessions") == 0
+    human = run_cli(idp_env, "db", "purge")
+    assert "purged: 0 sessions" in human.stdout
+    bad = run_cli(idp_env, "db", "purge", "--batch", "5", check=False)
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+
+
+# -- every purge statement and every per-user revoke uses an index -------------------------------
+PLANNED = (
+    "PURGE_SESSIONS",
+    "PURGE_INTERACTIONS",
+    "PURGE_REFRESH_TOKENS",
+    "PURGE_GRANTS",
+    "PURGE_EXPIRED_DEVICE_CODES",
+    "PURGE_EVENTS",
+    "COUNT_EXPIRED_SESSIONS",
+    "COUNT_EXPIRED_INTERACTIONS",
+    "COUNT_DEAD_REFRESH_TOKENS",
+    "COUNT_DEAD_GRANTS",
+    "COUNT_EXPIRED_DEVICE_CODES",
+    "COUNT_OLD_EVENTS",
+    "END_USER_SESSIONS",
+    "REVOKE_USER_GRANTS",
+    "END_USER_REFRESH_TOKENS",
+    "END_SESSION_REFRESH_TOKENS",
+    "REVOKE_SESSION_GRANTS",
+)
+VALUES = {
+    "now": 1,
+    "tokens_before": 1,
+    "events_before": 1,
+    "after": 0,
+    "batch": 1000,
+    "uid": "u",
+    "sid": "s",
+}
+
+
+def plans(store) -> dict[str, str]:
+    """Each statement's plan as the database shows it (SQLite: EXPLAIN QUERY PLAN; PostgreSQL:
+    EXPLAIN with sequential scans turned off, so a scan shows only when no index can serve)."""
+    out = {}
+    if isinstance(store, PostgresStore):
+        import asyncpg
+
+        async def explain() -> None:
+            conn = await asyncpg.connect(store.db._dsn)
+            try:
+                await conn.execute("SET enable_seqscan = off")
+                for name in PLANNED:
+                    q = getattr(store.sql, name)
+                    # EXPLAIN without ANALYZE: the statement is planned, never run
+                    rows = await conn.fetch("EXPLAIN " + q.sql, *q.args(VALUES))
+                    out[name] = "\n".join(r[0] for r in rows)
+            finally:
+                await conn.close()
+
+        asyncio.run(explain())
+        return out
+    import sqlite3
+
+    conn = sqlite3.connect(store.db.path)
+    try:
+        for name in PLANNED:
+            q = getattr(store.sql, name)
+            rows = conn.execute("EXPLAIN QUERY PLAN " + q.sql, q.args(VALUES)).fetchall()
+            out[name] = "\n".join(r[-1] for r in rows)
+    finally:
+        conn.close()
+    return out
+
+
+def full_scans(plan: str, postgres: bool) -> list[str]:
+    lines = [line.strip() for line in plan.splitlines()]
+    if postgres:
+        return [line for line in lines if "Seq Scan" in line]
+    return [line for line in lines if line.startswith("SCAN ") and " USING " not in line]
+
+
+def test_every_purge_statement_and_per_user_revoke_uses_an_index(idp):
+    postgres = isinstance(idp.store, PostgresStore)
+    found = plans(idp.store)
+    assert set(found) == set(PLANNED)
+    scanning = {name: full_scans(plan, postgres) for name, plan in found.items()}
+    assert {name: lines for name, lines in scanning.items() if lines} == {}, found
+    index_names = ("ix_", "pk_", "Index", "INDEX", "PRIMARY KEY")
+    assert all(any(word in plan for word in index_names) for plan in found.values()), found
+
+
+# -- one worker at a time ----------------------------------------------------------------------
+def test_one_holder_of_the_housekeeping_lock_across_two_stores_of_one_database(idp):
+    from campusid.idp.store.db import store_for
+
+    other = store_for(idp.settings.database_url)  # as another worker (or host) opens it
+
+    async def contend() -> tuple:
+        async with idp.store, other:
+            async with idp.store.housekeeping_lock() as first, other.housekeeping_lock() as second:
+                during = (first, second)
+            async with other.housekeeping_lock() as after:
+                pass
+            ran = await asyncio.gather(
+                *(
+                    housekeeping.run_once(s, idp.ctx.keys, idp.ctx.events, idp.settings)
+                    for s in (idp.store, other, idp.store, other)
+                )
+            )
+        return during, after, ran
+
+    try:
+        during, after, ran = asyncio.run(contend())
+    finally:
+        other.close()
+    assert during == (True, False)
+    assert after is True
+    assert sum(r is not None for r in ran) >= 1
+    assert all(r is None or set(r["purged"]) == set(KINDS) for r in ran)
+
+
+def test_purge_settings_are_checked(idp_env):
+    for name, value in (
+        ("CAMPUSID_PURGE_INTERVAL", "-1"),
+        ("CAMPUSID_KEY_ROTATION_DAYS", "soon"),
+        ("CAMPUSID_EVENTS_RETENTION_DAYS", "0"),
+    ):
+        proc = run_cli({**idp_env, name: value}, "db", "purge", check=False)
+        assert proc.returncode == 2 and name in proc.stderr and "Traceback" not in proc.stderr
