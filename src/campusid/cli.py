@@ -561,12 +561,11 @@ def events_list(
         return {"events": [_event_json(e) for e in found]}
 
     def human(data: dict) -> None:
-        table = Table("id", "time (UTC)", "type", "user", "app", "ip", "detail")
+        # one line per event, tab-separated: whole values, ready for grep and cut
+        columns = ("id", "time", "type", "username", "client_id", "ip", "detail")
+        print("\t".join(columns))
         for e in data["events"]:
-            table.add_row(
-                *(str(e[k] or "") for k in ("id", "time", "type", "username", "client_id", "ip", "detail"))
-            )
-        out.print(table)
+            print("\t".join("-" if e[k] in (None, "") else str(e[k]) for k in columns))
 
     emit(Services(as_json=as_json).run(action), as_json, human)
 

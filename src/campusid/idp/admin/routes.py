@@ -3,10 +3,14 @@ its redirect URIs checked, approve / reject / suspend / reinstate, the audit log
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from urllib.parse import urlencode
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from campusid.idp import events as ev
 from campusid.idp.admin import roles
 from campusid.idp.apps import AppError
 from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
@@ -127,6 +131,75 @@ async def audit(request: Request) -> Response:
     return render(ctx, viewer, "admin/audit.html", events=views.history(events, viewer.t))
 
 
+EVENTS_PER_PAGE = 50
+_MAX_EVENT_ID = 2**62
+
+
+def _since(value: str) -> int:
+    """A datetime-local value (or any ISO 8601 date-time), read as UTC when it names no offset."""
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())
+
+
+def event_filters(query) -> tuple[dict, dict, str | None]:
+    """The Events page's query: (the filters as typed, to show again; the store's arguments; the
+    i18n key of the first problem, or None). A hostile value is a problem to show, never a 500."""
+    typed = {name: (query.get(name) or "").strip()[:100] for name in ("user", "client", "type", "since", "before")}
+    args: dict = {}
+    try:
+        args["username"], args["client_id"] = ev.as_filter(typed["user"]), ev.as_filter(typed["client"])
+    except ValueError:
+        return typed, args, "events.bad_value"
+    if typed["type"] and typed["type"] not in ev.TYPES:
+        return typed, args, "events.bad_type"
+    args["type"] = typed["type"] or None
+    if typed["since"]:
+        try:
+            args["since"] = _since(typed["since"])
+        except (ValueError, OverflowError, OSError):
+            return typed, args, "events.bad_since"
+    if typed["before"]:
+        if (
+            not typed["before"].isascii()
+            or not typed["before"].isdigit()
+            or not 0 < int(typed["before"]) < _MAX_EVENT_ID
+        ):
+            return typed, args, "events.bad_page"
+        args["before_id"] = int(typed["before"])
+    return typed, args, None
+
+
+async def events_page(request: Request) -> Response:
+    """Security events, newest first, filtered by user, app, type and time, a page at a time by
+    id (the next page starts below the last id shown, whatever its depth)."""
+    ctx, viewer, denied = await _admin(request)
+    if denied:
+        return denied
+    typed, args, problem = event_filters(request.query_params)
+    found = [] if problem else await ctx.store.events(**args, limit=EVENTS_PER_PAGE + 1)
+    shown = found[:EVENTS_PER_PAGE]
+    kept = {k: v for k, v in typed.items() if v and k != "before"}
+    base = ctx.path("/admin/events")
+    older = None
+    if len(found) > EVENTS_PER_PAGE:
+        older = base + "?" + urlencode({**kept, "before": shown[-1].id})
+    return render(
+        ctx,
+        viewer,
+        "admin/events.html",
+        status=400 if problem else 200,
+        events=shown,
+        filters=typed,
+        types=sorted(ev.TYPES),
+        problem=viewer.t(problem) if problem else None,
+        paged="before_id" in args,
+        newest_url=base + ("?" + urlencode(kept) if kept else ""),
+        older_url=older,
+    )
+
+
 async def users(request: Request) -> Response:
     ctx, viewer, denied = await _admin(request)
     if denied:
@@ -163,6 +236,7 @@ def routes() -> list[Route]:
         Route(f"{base}/apps/{{client_id}}/suspend", _decision("suspend", "suspended"), methods=["POST"]),
         Route(f"{base}/apps/{{client_id}}/reinstate", _decision("reinstate", "reinstated"), methods=["POST"]),
         Route(f"{base}/audit", audit, methods=["GET"]),
+        Route(f"{base}/events", events_page, methods=["GET"]),
         Route(f"{base}/users", users, methods=["GET"]),
         Route(f"{base}/users/{{username}}/role", set_role, methods=["POST"]),
     ]
