@@ -431,6 +431,8 @@ class Server:
     cleanup: list = field(default_factory=list)
     password_label: str = ""
     password_hash: str | None = None  # the bench user's stored hash (campusid): argon2id alone is measured on it
+    env: dict | None = None  # campusid: the environment its commands run with (--purge-load runs one)
+    db_name: str | None = None  # campusid on PostgreSQL: its database
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -652,6 +654,8 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
         cleanup,
         password_label=argon2_label(hash_value),
         password_hash=hash_value,
+        env=env,
+        db_name=db_name,
     )
     try:
         wait_http(f"{issuer}/.well-known/openid-configuration", proc, log_path)
@@ -1120,6 +1124,105 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------ token row during a purge
+def seed_expired(server: Server, n: int) -> None:
+    """n expired rows of each kind the purge deletes (sessions, interactions, spent grants, their
+    refresh tokens), written straight into campusid's tables (COPY on PostgreSQL)."""
+    now = int(time.time())
+    old = now - 40 * 86400
+    cid = server.clients[0]["client_id"]
+    if server.target == "postgres":
+        uid = psql("SELECT id FROM users WHERE username = 'bench'", server.db_name)
+    else:
+        db_path = next(Path(server.env["CAMPUSID_DATA_DIR"]).rglob("campusid.db"))
+        with sqlite3.connect(db_path) as con:
+            uid = con.execute("SELECT id FROM users WHERE username = 'bench'").fetchone()[0]
+    tables = {
+        "sessions (id_hash, user_id, auth_time, created_at, expires_at, sid, amr, acr)": (
+            (f"bs{i}", uid, old, old, now - 100 - i % 1000, f"bsid{i}", "pwd", "a") for i in range(n)
+        ),
+        "interactions (id_hash, kind, params, created_at, expires_at)": (
+            (f"bi{i}", "authorize", "{}", old, now - 1 - i % 5000) for i in range(n)
+        ),
+        "grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, scope, auth_time, created_at, "
+        "code_expires_at, code_used_at)": (
+            (f"bg{i}", f"bgc{i}", cid, uid, "https://rp.example/callback", "c", "openid", old, old, old + 60, old + 30)
+            for i in range(n)
+        ),
+        "refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at)": (
+            (f"br{i}", f"bg{i}", old + 30, old + 30 + 30 * 86400, None) for i in range(n)
+        ),
+    }
+    for table, rows in tables.items():
+        if server.target == "postgres":
+            data = "".join("\t".join("\\N" if v is None else str(v) for v in row) + "\n" for row in rows)
+            r = subprocess.run(
+                ["psql", "-h", PG_ADMIN_URL, "-p", PG_PORT, "-U", PG_USER, "-d", server.db_name, "-XAtq", "-c",
+                 f"COPY {table} FROM STDIN"],
+                input=data, capture_output=True, text=True,
+            )  # fmt: skip
+            if r.returncode:
+                raise RuntimeError(f"psql COPY: {r.stderr.strip()}")
+        else:
+            width = table.count(",") + 1
+            with sqlite3.connect(db_path) as con:
+                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * width)})", rows)
+
+
+def purge_load(args, targets: list[str]) -> int:
+    """The token row at the highest concurrency before, during and after a `campusid db purge` of
+    --purge-load N expired rows of each kind (4 N rows), its p99 side by side. The purge runs as
+    the CLI on the server's core, as serve's own periodic purge would share that core."""
+    conc = max(args.concurrency)
+    workdir = Path(tempfile.mkdtemp(prefix="campusid-bench-purge-"))
+    log(f"purge load: {args.purge_load:,} expired rows of each kind; work dir {workdir}")
+    results = []
+    for target in [t for t in targets if t != "node"]:
+        server = start_campusid(target, workdir, 1)
+        try:
+            bench = TargetBench(server, args, lambda *a: None)
+            if not bench.check():
+                raise RuntimeError(f"{target}: the correctness check failed")
+            t0 = time.monotonic()
+            seed_expired(server, args.purge_load)
+            log(f"  {target}: seeded {4 * args.purge_load:,} rows in {time.monotonic() - t0:.1f} s")
+            token = {"mode": "token", "concurrency": conc, "max_codes": 60000,
+                     "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1)}  # fmt: skip
+            before = driver({**bench.base, **token})
+            purge = subprocess.Popen(
+                ["taskset", "-c", SERVER_CORE, campusid_bin(), "db", "purge", "--json"],
+                env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            p0 = time.monotonic()
+            during = driver({**bench.base, **token})
+            row_end = time.monotonic()
+            out, errs = purge.communicate(timeout=3600)
+            p1 = time.monotonic()
+            if purge.returncode:
+                raise RuntimeError(f"campusid db purge: {errs.strip()[-800:]}")
+            after = driver({**bench.base, **token})
+            purged = json.loads(out)["purged"]
+            results.append((target, before, during, after, purged, p1 - p0, row_end - p0))
+            for label, res in (("before", before), ("during", during), ("after", after)):
+                rate, p99 = res.get("rate") or 0, res.get("p99_ms") or 0
+                failed = "" if res.get("ok") else f"  FAILED {res.get('error_samples', [])[:2]}"
+                log(f"  {target:8s} token c={conc} {label:6s} {rate:8.1f}/s p99 {p99:7.2f} ms{failed}")
+            log(f"  {target}: purge took {p1 - p0:.1f} s (the row under it: {row_end - p0:.1f} s); {purged}")
+        finally:
+            server.stop()
+    print(f"\ntoken row c={conc}, {args.duration:g} s, during `campusid db purge` of {args.purge_load:,} expired rows"
+          " of each kind (sessions, interactions, grants, refresh tokens)")  # fmt: skip
+    print("| target | p99 before | p99 during purge | p99 after | rate before / during | purge took |")
+    print("|---|---|---|---|---|---|")
+    ok = True
+    for target, before, during, after, _purged, took, row in results:
+        ok = ok and all(r.get("ok") for r in (before, during, after))
+        print(f"| {TARGET_LABEL[target]} | {before.get('p99_ms') or 0:.1f} ms | {during.get('p99_ms') or 0:.1f} ms | "
+              f"{after.get('p99_ms') or 0:.1f} ms | {before.get('rate') or 0:.0f} / {during.get('rate') or 0:.0f} /s | "
+              f"{took:.1f} s (row: {row:.1f} s) |")  # fmt: skip
+    return 0 if ok else 1
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -1150,6 +1253,14 @@ def main() -> int:
         default=None,
         help="write the table (and raw JSON) to bench/results/<date>-<HHMM>.txt or the given path",
     )
+    ap.add_argument(
+        "--purge-load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead of the table: seed N expired rows of each kind, and measure the token row before, "
+        "during and after `campusid db purge` deletes them",
+    )
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 4.0)
@@ -1161,6 +1272,8 @@ def main() -> int:
         ap.error(f"--only takes {', '.join(TARGETS)}")
 
     preflight(targets)
+    if args.purge_load:
+        return purge_load(args, targets)
     workdir = Path(tempfile.mkdtemp(prefix="campusid-bench-"))
     log(f"work dir and server logs: {workdir}")
     node_version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()

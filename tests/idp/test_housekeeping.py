@@ -371,3 +371,31 @@ def test_purge_settings_are_checked(idp_env):
     ):
         proc = run_cli({**idp_env, name: value}, "db", "purge", check=False)
         assert proc.returncode == 2 and name in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- serve purges by itself --------------------------------------------------------------------
+def test_serve_purges_every_interval_by_itself(idp_env):
+    from campusid.idp.settings import load_settings
+    from campusid.idp.store import open_store
+    from tests.conftest import start_server
+    from tests.idp.helpers import active_client, make_user
+
+    settings = load_settings(idp_env)
+    store = open_store(settings.database_url, settings.data_dir)
+    try:
+        alice = make_user(store, "alice")
+        cid, _ = active_client(store, client_type="native", redirect_uris=[NATIVE_REDIRECT])
+    finally:
+        store.close()
+    url = settings.database_url
+    server = start_server({**idp_env, "CAMPUSID_PURGE_INTERVAL": "1"})
+    try:
+        seed_expired(url, alice.id, cid, int(time.time()), 300)  # while it runs: the next run finds them
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and count(url, "SELECT count(*) FROM grants") > 0:
+            time.sleep(0.2)
+        assert count(url, "SELECT count(*) FROM grants") == 0
+        assert count(url, "SELECT count(*) FROM sessions") == 0
+        assert count(url, "SELECT count(*) FROM refresh_tokens") == 0
+    finally:
+        server.stop()

@@ -14,14 +14,18 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
 - a device code past its `expires_at` (store/devices.py), an event older than the retention.
 
 Each DELETE takes at most `batch` rows, chosen through an index in expiry order, and commits on
-its own, so a request waits at most one batch's statement. The refresh-token and grant statements
-skip rows of live families; each returns the expiry it reached, and the next batch starts there,
-so a run reads each live row once rather than once per batch.
+its own, so a request waits at most one batch's statement; after each batch the purge pauses for
+`pace` times as long as the batch took, so it takes at most 1 / (1 + pace) of the database's (and
+on SQLite, whose statements run on the server's event loop, of the worker's) time.
+
+The refresh-token and grant statements skip rows of live families; each returns the expiry it
+reached, and the next batch starts there, so a run reads each live row once, not once per batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import AbstractAsyncContextManager
 
 from sqlalchemy import and_, bindparam, delete, exists, func, or_, select
@@ -32,6 +36,8 @@ from campusid.idp.store.schema import device_codes, events, grants, interactions
 
 KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events")
 BATCH = 1000
+PACE = 2.0
+MAX_PAUSE = 1.0  # seconds
 _NOW, _TOKENS_BEFORE = bindparam("now"), bindparam("tokens_before")
 _AFTER, _BATCH = bindparam("after"), bindparam("batch")
 
@@ -107,20 +113,28 @@ COUNT_DEAD_GRANTS = (
 class HousekeepingStore:
     """The housekeeping half of the store (needs the Store's `db` and `sql`)."""
 
+    purge_batch = BATCH  # rows per DELETE (each commits on its own)
+    purge_pace = PACE
+
     def housekeeping_lock(self) -> AbstractAsyncContextManager[bool]:
         """`async with store.housekeeping_lock() as held:` — True in exactly one holder at a time,
         across every worker and host of this database; False at once for the others (never waits).
         Each database implements it (sqlite.py, postgres.py)."""
         raise NotImplementedError
 
+    async def _pause(self, started: float) -> None:
+        """Between batches: give the requests (of this event loop, and of the database) their turn."""
+        await asyncio.sleep(min(MAX_PAUSE, (time.monotonic() - started) * self.purge_pace))
+
     async def _drain(self, q: Prepared, values: dict, batch: int) -> int:
         total = 0
         while True:
+            started = time.monotonic()
             n = await self.db.execute(q, {**values, "batch": batch})
             total += n
             if n < batch:
                 return total
-            await asyncio.sleep(0)  # let the requests of this event loop run between batches
+            await self._pause(started)
 
     async def _drain_from(self, q: Prepared, values: dict, batch: int) -> list:
         """Run a RETURNING purge until a batch comes back short, each batch starting at the expiry
@@ -128,18 +142,20 @@ class HousekeepingStore:
         rows: list = []
         after = 0
         while True:
+            started = time.monotonic()
             got = await self.db.fetch_all(q, {**values, "after": after, "batch": batch})
             rows.extend(got)
             if len(got) < batch:
                 return rows
             after = max(r[0] for r in got)
-            await asyncio.sleep(0)
+            await self._pause(started)
 
     async def purge(
-        self, *, now: int, tokens_before: int, events_before: int, dry_run: bool = False, batch: int = BATCH
+        self, *, now: int, tokens_before: int, events_before: int, dry_run: bool = False, batch: int | None = None
     ) -> dict[str, int]:
         """Delete (or, with `dry_run`, count) what can never be used again; the number per kind."""
         s = self.sql
+        batch = batch or self.purge_batch
         times = {"now": now, "tokens_before": tokens_before}
         if dry_run:
             dead = {bool(u): n for u, n in await self.db.fetch_all(s.COUNT_DEAD_GRANTS, times)}
