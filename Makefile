@@ -12,7 +12,8 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,desktop]'
+	scripts/ensure-build-deps.sh
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,desktop,directory]'
 	touch $@
 
 demo: setup

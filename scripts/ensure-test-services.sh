@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure what the tests talk to is there: PostgreSQL, Redis, Debian's Chromium, Node for the
-# interop tests. Starts or installs only what is missing; says what it did.
+# interop tests, slapd for the directory tests. Starts or installs only what is missing; says what it did.
 set -euo pipefail
 
 say() { printf 'ensure-test-services: %s\n' "$*"; }
@@ -35,5 +35,8 @@ fi
 redis_up || { say "Redis is not reachable on 127.0.0.1:6379"; exit 1; }
 
 if [ ! -x /usr/bin/chromium ]; then say "installing Debian's Chromium for the browser tests"; apt_install chromium; fi
+# Debian's OpenLDAP server and tools: the directory tests start their own slapd (own config, port
+# and data directory); the system's slapd is never used.
+if [ ! -x /usr/sbin/slapd ] || ! have ldapsearch; then say "installing slapd and ldap-utils for the directory tests"; apt_install slapd ldap-utils; fi
 if ! have node; then say "installing Node.js for the interop tests"; apt_install nodejs npm || true; fi
-say "PostgreSQL, Redis and Chromium are ready"
+say "PostgreSQL, Redis, Chromium and slapd are ready"
