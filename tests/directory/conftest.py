@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.directory.slapd import Slapd, slapd_available
+from tests.directory.slapd import ADMINS, DEVELOPERS, PEOPLE, SERVICE_DN, SERVICE_PW, Slapd, slapd_available
+from tests.idp.conftest import ISSUER, IdP
 
 
 @pytest.fixture(scope="session")
@@ -14,5 +15,55 @@ def slapd(tmp_path_factory):
     if not slapd_available():
         pytest.fail("slapd and ldap-utils are needed: scripts/ensure-test-services.sh installs them")
     server = Slapd(tmp_path_factory.mktemp("slapd")).setup().start()
+    yield server
+    server.cleanup()
+
+
+def ldap_env(url: str, **overrides: str) -> dict[str, str]:
+    """CAMPUSID_LDAP_* for the test directory (OpenLDAP's defaults: uid, entryUUID)."""
+    env = {
+        "CAMPUSID_LDAP_URL": url,
+        "CAMPUSID_LDAP_BIND_DN": SERVICE_DN,
+        "CAMPUSID_LDAP_BIND_PASSWORD": SERVICE_PW,
+        "CAMPUSID_LDAP_USER_BASE": PEOPLE,
+        "CAMPUSID_LDAP_ROLE_GROUPS": f"admin={ADMINS};developer={DEVELOPERS}",
+        "CAMPUSID_LDAP_TIMEOUT": "3",
+    }
+    env.update(overrides)
+    return env
+
+
+class DirectoryIdP(IdP):
+    def close(self) -> None:
+        self.store.close()
+        if self.ctx.directory is not None:
+            self.ctx.directory.close()
+
+
+@pytest.fixture
+def make_idp(idp_env):
+    """An in-process IdP (tests/idp's: local alice, dev, admin, a native and a web app) signing in
+    against the directory at `url`."""
+    made = []
+
+    def make(url: str, **overrides: str) -> DirectoryIdP:
+        instance = DirectoryIdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, **ldap_env(url, **overrides)})
+        made.append(instance)
+        return instance
+
+    yield make
+    for instance in made:
+        instance.close()
+
+
+@pytest.fixture
+def dir_idp(make_idp, slapd):
+    return make_idp(slapd.url)
+
+
+@pytest.fixture
+def own_slapd(tmp_path):
+    """A slapd of this test's own, for tests that stop it."""
+    server = Slapd(tmp_path / "slapd").setup().start()
     yield server
     server.cleanup()

@@ -201,6 +201,8 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
             if ctx.limiter is not None:
                 await ctx.limiter.close()
             ctx.passwords.close()
+            if ctx.directory is not None:
+                ctx.directory.close()
 
     # one error layer's settings, used wherever a request can enter (see idp/error_layer.py)
     errors = {"answer": failed, "prefix": settings.issuer.path, "outage": StoreOutageLog(log)}

@@ -17,6 +17,7 @@ from pathlib import Path
 import platformdirs
 from limits import parse as parse_rate
 
+from campusid.idp.directory_settings import DirectorySettings, DirectorySettingsError, load_directory_settings
 from campusid.idp.issuer import Issuer, canonical_issuer
 
 log = logging.getLogger("campusid.settings")
@@ -57,6 +58,7 @@ class Settings:
     argon2_time_cost: int = 2
     argon2_memory_cost: int = 19 * 1024
     argon2_parallelism: int = 1
+    directory: DirectorySettings | None = None  # CAMPUSID_LDAP_*: sign-in against LDAP / AD
     extra: dict = field(default_factory=dict)
 
     @property
@@ -208,6 +210,10 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
     for key in ("purge_interval", "key_rotation_days", "events_retention_days"):  # 0 turns the first two off
         if get(key) is not None:
             values[key] = _int(f"CAMPUSID_{key.upper()}", get(key), minimum=1 if key == "events_retention_days" else 0)
+    try:
+        values["directory"] = load_directory_settings(get)
+    except DirectorySettingsError as exc:
+        raise SettingsError(str(exc)) from None
     return Settings(
         issuer=issuer,
         database_url=database_url,

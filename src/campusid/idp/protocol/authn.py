@@ -12,6 +12,7 @@ from __future__ import annotations
 from campusid.idp.crypto import new_token
 from campusid.idp.store.rows import SignIn
 
+LOCAL, DIRECTORY = "local", "directory"
 ACR_PASSWORD = "urn:campusid:acr:pwd"
 ACR_MFA = "urn:campusid:acr:mfa"
 PASSWORD = "pwd"
@@ -20,6 +21,18 @@ PASSWORD = "pwd"
 def new_sid() -> str:
     """128 random bits (RFC 9700 / the project's baseline for identifiers a client sees)."""
     return new_token(16)
+
+
+def password_checker(account_source: str | None, directory_configured: bool) -> str:
+    """Who checks a typed password: LOCAL (the account's argon2id hash) or DIRECTORY (a bind to
+    LDAP / AD, docs/directory.md). A username is looked up locally first, so the local accounts
+    (`campusid users add`: admins, service and demo users) keep working beside the directory;
+    a name with no account here, or a copy made from the directory, is the directory's to check.
+    Without a directory every password is checked locally (a directory copy's hash verifies
+    nothing, so it cannot sign in then)."""
+    if directory_configured and account_source != LOCAL:
+        return DIRECTORY
+    return LOCAL
 
 
 def password_sign_in(user_id: str, now: int) -> SignIn:

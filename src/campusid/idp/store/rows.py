@@ -24,6 +24,8 @@ class User:
     password_hash: str
     created_at: int
     disabled_at: int | None = None
+    source: str = "local"  # or "directory" (LDAP / AD): its password is the directory's
+    external_id: str | None = None  # a directory account's entryUUID / objectGUID
 
     @property
     def disabled(self) -> bool:
@@ -237,6 +239,7 @@ class LoginContext:
     user_id: str | None
     password_hash: str | None
     disabled_at: int | None
+    source: str | None
     client: Client | None
     consent_scope: str | None
 

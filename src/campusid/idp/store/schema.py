@@ -41,6 +41,12 @@ users = Table(
     Column("password_hash", String(255), nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("disabled_at", BigInteger),  # set: the account cannot sign in (campusid users disable)
+    # Where the account comes from: "local" (campusid users add) or "directory" (made at its first
+    # sign-in against LDAP / AD, keyed by the entry's stable identifier: entryUUID / objectGUID).
+    Column("source", String(16), nullable=False, server_default="local", index=True),
+    Column("external_id", String(255)),
+    # a unique index, not a constraint: SQLite adds it without rebuilding the table others reference
+    Index("ix_users_external_id", "external_id", unique=True),
 )
 
 clients = Table(

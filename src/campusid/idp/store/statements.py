@@ -34,8 +34,11 @@ USER_BY_NAME = select(users).where(users.c.username == bindparam("name"))
 USER_BY_ID = select(users).where(users.c.id == bindparam("uid"))
 USERS = select(users).order_by(users.c.username)
 INSERT_USER = insert(users)
+# Only a local account has a password here: a directory account's is the directory's, never set.
 SET_PASSWORD_HASH = (
-    update(users).where(users.c.id == bindparam("uid")).values(password_hash=_p("hash", users.c.password_hash))
+    update(users)
+    .where(users.c.id == bindparam("uid"), users.c.source == "local")
+    .values(password_hash=_p("hash", users.c.password_hash))
 )
 SET_ROLE = update(users).where(users.c.id == bindparam("uid")).values(role=_p("new_role", users.c.role))
 # Conditional on the current state, so a second disable (or enable) changes nothing and says so.
@@ -152,7 +155,9 @@ FINISH_INTERACTION = (
 # The login POST: the interaction, the user the form names and, for an authorization request,
 # its client with that user's remembered consent, in one statement.
 LOGIN_CONTEXT = (
-    select(interactions, users.c.id, users.c.password_hash, users.c.disabled_at, clients, consents.c.scope)
+    select(
+        interactions, users.c.id, users.c.password_hash, users.c.disabled_at, users.c.source, clients, consents.c.scope
+    )
     .select_from(
         interactions.outerjoin(users, users.c.username == bindparam("name"))
         .outerjoin(clients, clients.c.client_id == interactions.c.params["client_id"].as_string())
@@ -280,10 +285,10 @@ PING = select(literal(1))
 def all_statements() -> dict[str, Executable]:
     """Every statement of this module and of the store's domain modules, by name (what the store
     compiles at start)."""
-    from campusid.idp.store import devices, events, housekeeping
+    from campusid.idp.store import devices, directory, events, housekeeping
 
     out: dict[str, Executable] = {}
-    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping)):
+    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping), vars(directory)):
         for name, value in namespace.items():
             if name.isupper() and isinstance(value, Executable):
                 if name in out and out[name] is not value:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from campusid.idp.store.database import Database, Prepared
 from campusid.idp.store.devices import DeviceStore
+from campusid.idp.store.directory import DirectoryStore
 from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.events import EventStore
 from campusid.idp.store.housekeeping import HousekeepingStore
@@ -101,7 +102,7 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store(EventStore, DeviceStore, HousekeepingStore):
+class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})
@@ -124,10 +125,10 @@ class Store(EventStore, DeviceStore, HousekeepingStore):
         self._authorize_context = lambda r: AuthorizeContext(
             ctx_client(r), ctx_sign_in(r) if r[_CLIENT_WIDTH] is not None else None, r[-1]
         )
-        # LOGIN_CONTEXT's columns: the interaction's, the user's id, password hash and disabled_at,
-        # the client's, the consent's scope.
+        # LOGIN_CONTEXT's columns: the interaction's, the user's id, password hash, disabled_at and
+        # source, the client's, the consent's scope.
         user_at = len(fields(Interaction))
-        client_at = user_at + 3
+        client_at = user_at + 4
         login_interaction = _row_maker(Interaction, s.LOGIN_CONTEXT)
         login_client = _row_maker(Client, s.LOGIN_CONTEXT, start=client_at)
         self._login_context = lambda r: LoginContext(
@@ -182,8 +183,9 @@ class Store(EventStore, DeviceStore, HousekeepingStore):
     async def users(self) -> list[User]:
         return await self._rows(self.sql.USERS, self._user)
 
-    async def set_password_hash(self, user_id: str, password_hash: str) -> None:
-        await self.db.execute(self.sql.SET_PASSWORD_HASH, {"uid": user_id, "hash": password_hash})
+    async def set_password_hash(self, user_id: str, password_hash: str) -> bool:
+        """False when the account is not a local one (a directory account has no password here)."""
+        return bool(await self.db.execute(self.sql.SET_PASSWORD_HASH, {"uid": user_id, "hash": password_hash}))
 
     async def set_role(self, user_id: str, role: str) -> None:
         await self.db.execute(self.sql.SET_ROLE, {"uid": user_id, "new_role": role})

@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
 from campusid.idp.crypto import derive_key
+from campusid.idp.directory import Directory
 from campusid.idp.events import Events
 from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
@@ -40,6 +41,7 @@ class Context:
     events: Events
     user_codes: UserCodeDigests
     limiter: Limiter | None = None
+    directory: Directory | None = None  # CAMPUSID_LDAP_URL set: sign-in against LDAP / AD
     # The time the device authorization grant reads (its codes' lifetimes and polling pace), so
     # tests can move it instead of waiting.
     clock: Callable[[], float] = time.time
@@ -82,4 +84,5 @@ def build_context(settings: Settings, store: Store) -> Context:
         events=Events(store),
         user_codes=UserCodeDigests(settings.secret_key),
         limiter=Limiter.from_settings(settings),
+        directory=Directory(settings.directory) if settings.directory is not None else None,
     )

@@ -3,6 +3,7 @@ interaction (login, consent) or the session (logout); credential POSTs answer wi
 
 from __future__ import annotations
 
+import logging
 import time
 from urllib.parse import urlsplit
 
@@ -10,10 +11,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from campusid.idp import events
+from campusid.idp.directory import DirectoryUnavailable
 from campusid.idp.protocol import scopes as scope_rules
-from campusid.idp.protocol.authn import password_sign_in
+from campusid.idp.protocol.authn import DIRECTORY, password_checker, password_sign_in
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
 from campusid.idp.ratelimit import client_ip
+from campusid.idp.store.errors import Conflict
 from campusid.idp.store.rows import Client, SignIn
 from campusid.idp.web import device
 from campusid.idp.web.authorize import (
@@ -47,6 +50,9 @@ from campusid.idp.web.sessions import (
 
 MAX_USERNAME = 64
 MAX_PASSWORD = 1024
+DIRECTORY_RETRY_AFTER = 30
+
+log = logging.getLogger("campusid.login")
 
 
 def _local_next(ctx: Context, value: str | None) -> str:
@@ -109,7 +115,36 @@ async def login_post(request: Request) -> Response:
             await _login_event(ctx, request, interaction, events.LOGIN_LIMITED, username, refusal.limit)
             return _refused(ctx, interaction, username, refusal)
     user_id, stored_hash = interaction.login.user_id, interaction.login.password_hash
-    ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
+    disabled_at = interaction.login.disabled_at
+    checked_by_directory = password_checker(interaction.login.source, ctx.directory is not None) == DIRECTORY
+    if checked_by_directory:
+        # the name as typed (no trimming): the directory decides, after the limit counted
+        try:
+            user = await _directory_user(ctx, form.get("username", ""), password)
+        except DirectoryUnavailable as exc:
+            log.warning("directory sign-in impossible: %s", exc)
+            return login_page(
+                ctx,
+                interaction,
+                503,
+                error="The university directory cannot be reached right now, so university accounts cannot "
+                "sign in. Please try again in a few minutes.",
+                username=username,
+                headers={"Retry-After": str(DIRECTORY_RETRY_AFTER)},
+            )
+        except Conflict:
+            return login_page(
+                ctx,
+                interaction,
+                409,
+                error="This university account's username or student number is already used by another account "
+                "here. Ask the university's IT service desk.",
+                username=username,
+            )
+        ok = user is not None
+        user_id, disabled_at = (user.id, user.disabled_at) if user is not None else (None, None)
+    else:
+        ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
     if limiter is not None:
         refusal = await limiter.after_password(username, request, ok)
         if refusal is not None:
@@ -117,7 +152,7 @@ async def login_post(request: Request) -> Response:
     if not ok or user_id is None:
         await _login_event(ctx, request, interaction, events.LOGIN_FAILURE, username, "wrong username or password")
         return login_page(ctx, interaction, 401, error="The username or password is not correct.", username=username)
-    if interaction.login.disabled_at is not None:  # said only to whoever knows the password
+    if disabled_at is not None:  # said only to whoever knows the password
         await _login_event(ctx, request, interaction, events.LOGIN_FAILURE, username, "account disabled")
         return login_page(
             ctx,
@@ -126,7 +161,7 @@ async def login_post(request: Request) -> Response:
             error="This account is disabled. Ask the university's IT service desk to enable it.",
             username=username,
         )
-    if ctx.passwords.needs_rehash(stored_hash):
+    if not checked_by_directory and ctx.passwords.needs_rehash(stored_hash):
         new_hash = await ctx.passwords.hash_async(password)
         await ctx.store.set_password_hash(user_id, new_hash)
     now = int(time.time())
@@ -152,6 +187,15 @@ async def _login_event(
     client_id = interaction.params.get("client_id")
     ip = client_ip(request, ctx.settings.trusted_proxies)
     await ctx.events.record(kind, username=username, client_id=client_id, ip=ip, detail=detail or "")
+
+
+async def _directory_user(ctx: Context, typed: str, password: str):
+    """The local copy of the directory person this password belongs to, created or refreshed
+    from the entry (claims and role, just in time), or None when the directory says no."""
+    person = await ctx.directory.authenticate(typed, password)
+    if person is None:
+        return None
+    return await ctx.store.refresh_directory_user(person.as_user(int(time.time())))
 
 
 def _refused(ctx: Context, interaction: Pending, username: str, refusal) -> Response:
