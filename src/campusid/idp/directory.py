@@ -241,14 +241,12 @@ class Directory:
             raise DirectoryUnavailable(f"no directory server answered within {budget:.0f} s") from None
 
     # -- in the pool's threads -----------------------------------------------------------------
-    def _connect(self, *, skip: int | None = None, service: bool) -> _Conn:
+    def _connect(self, *, skip: set[int], service: bool) -> _Conn:
         """A new connection to the first URL that answers (skipping the one that just failed),
         StartTLS when asked, bound as the service account for searches."""
         ldap, s = self.ldap, self.settings
         reasons = []
-        candidates = [i for i in range(len(s.urls)) if i != skip]
-        if not candidates:
-            raise DirectoryUnavailable(f"{s.urls[0]}: no answer within {s.timeout:g} s")
+        candidates = [i for i in range(len(s.urls)) if i not in skip]
         for index in candidates:
             url = s.urls[index]
             try:
@@ -274,27 +272,31 @@ class Directory:
                 reasons.append(f"{url}: {_reason(exc)}")
             except ldap.LDAPError as exc:
                 reasons.append(f"{url}: {_reason(exc)}")
-        raise DirectoryUnavailable("; ".join(reasons) or "no directory server is configured")
+        raise DirectoryUnavailable("; ".join(reasons) or "every directory server failed")
 
     def _with(self, name: str, op: Callable[[Any], Any]) -> Any:
-        """Run `op` on this thread's connection `name` ("service" or "user"); a connection that
-        fails is dropped and the operation is tried once more on a fresh one (failover)."""
+        """Run `op` on this thread's connection `name` ("service" or "user"). A connection that
+        fails is dropped and `op` runs again on a new one: a kept connection that went stale
+        (the server restarted) may reconnect to the same URL; a server that failed a new
+        connection, or let an operation time out, is skipped in favour of the next URL."""
         conn = getattr(self._local, name, None)
-        failed = None
-        for attempt in range(2):
-            if conn is None:
+        failed: set[int] = set()
+        while True:
+            fresh = conn is None
+            if fresh:
                 conn = self._connect(skip=failed, service=name == "service")
                 setattr(self._local, name, conn)
             try:
                 return op(conn.obj)
             except self._down as exc:
-                log.warning("directory %s failed (%s); trying again", self.settings.urls[conn.index], _reason(exc))
-                failed = conn.index if isinstance(exc, self.ldap.TIMEOUT) else None
+                url = self.settings.urls[conn.index]
+                log.warning("directory %s failed (%s)", url, _reason(exc))
                 setattr(self._local, name, None)
+                if fresh or isinstance(exc, self.ldap.TIMEOUT):
+                    failed.add(conn.index)
                 conn = None
-                if attempt == 1:
-                    raise DirectoryUnavailable(_reason(exc)) from None
-        raise DirectoryUnavailable("no directory server answered")  # not reached
+                if len(failed) >= len(self.settings.urls):
+                    raise DirectoryUnavailable(f"{url}: {_reason(exc)}") from None
 
     def _search(self, username: str) -> tuple[str, dict] | None:
         ldap, s = self.ldap, self.settings
