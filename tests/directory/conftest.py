@@ -47,7 +47,9 @@ def make_idp(idp_env):
     made = []
 
     def make(url: str, **overrides: str) -> DirectoryIdP:
-        instance = DirectoryIdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, **ldap_env(url, **overrides)})
+        env = {**idp_env, "CAMPUSID_ISSUER": ISSUER, **ldap_env(url, **overrides)}
+        instance = DirectoryIdP(env)
+        instance.env = env  # for the campusid command on the same database
         made.append(instance)
         return instance
 

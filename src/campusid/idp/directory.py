@@ -432,3 +432,48 @@ def _reason(exc: Exception) -> str:
     args = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
     desc, info = args.get("desc", type(exc).__name__), args.get("info", "")
     return f"{desc} ({info})" if info else str(desc)
+
+
+async def sync(
+    directory: Directory, store, events, now: int, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
+    """`campusid directory sync`: every local copy whose directory entry is gone (its stable
+    identifier no longer found under the user base and filter) is disabled — its sessions end and
+    its grants and refresh tokens are revoked in the same transaction (store.disable_user). A
+    directory that answers with nobody at all disables nobody: that is a wrong base or filter,
+    not a university without people. One JSON-able object: checked, disabled, errors."""
+    from campusid.idp import events as ev
+
+    copies = await store.directory_users()
+    try:
+        present = await directory.stable_ids(progress)
+    except DirectoryUnavailable as exc:
+        return {"checked": 0, "disabled": [], "errors": [f"the directory cannot be read: {exc}"]}
+    if copies and not present:
+        return {
+            "checked": 0,
+            "disabled": [],
+            "errors": [
+                f"the directory returned no people under {directory.settings.user_base} with "
+                f"{directory.settings.user_filter}: nothing was disabled "
+                "(check CAMPUSID_LDAP_USER_BASE and CAMPUSID_LDAP_USER_FILTER)"
+            ],
+        }
+    disabled, errors = [], []
+    for user_id, username, external_id, disabled_at in copies:
+        if external_id in present or disabled_at is not None:
+            continue
+        try:
+            ended = await store.disable_user(user_id, now)
+        except Exception as exc:  # one account's failure must not stop the others
+            errors.append(f"{username}: {exc}")
+            continue
+        if ended is not None:
+            disabled.append(username)
+            await events.record(
+                ev.USER_DISABLED,
+                username=username,
+                detail=f"by directory sync (entry gone); {len(ended.sids)} session(s) ended, "
+                f"{len(ended.grants)} grant(s) revoked",
+            )
+    return {"checked": len(copies), "disabled": disabled, "errors": errors}
