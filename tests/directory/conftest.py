@@ -69,3 +69,17 @@ def own_slapd(tmp_path):
     server = Slapd(tmp_path / "slapd").setup().start()
     yield server
     server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def tls_slapd(tmp_path_factory):
+    """A slapd with a server certificate from a CA the tests made: ldaps:// and StartTLS on ldap://.
+    Yields (server, CA file, a CA file of another authority)."""
+    from tests.directory.tls import make_ca, make_server_cert
+
+    pki = tmp_path_factory.mktemp("pki")
+    ca_file, ca_cert, ca_key = make_ca(pki, "Test Campus CA")
+    other_ca, _, _ = make_ca(pki, "Some Other CA")
+    server = Slapd(tmp_path_factory.mktemp("slapd-tls"), tls=make_server_cert(pki, ca_cert, ca_key)).setup().start()
+    yield server, str(ca_file), str(other_ca)
+    server.cleanup()

@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
+import ssl
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -42,6 +44,9 @@ STUDENT = "student"
 # What the users table holds at most (longer directory values are cut, never refused)
 _LIMITS = {"name": 200, "given_name": 100, "family_name": 100, "email": 254, "student_number": 32}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# An ExtendedRequest for StartTLS (RFC 4511 4.14.1), message id 1, in BER
+_START_TLS_OID = b"1.3.6.1.4.1.1466.20037"
+_START_TLS_REQUEST = b"\x30\x1d\x02\x01\x01\x77\x18\x80\x16" + _START_TLS_OID
 
 
 class DirectoryUnavailable(Exception):
@@ -268,11 +273,37 @@ class Directory:
             except ldap.INVALID_CREDENTIALS:
                 refused = f"{url}: the service account's bind (CAMPUSID_LDAP_BIND_DN) was refused"
                 raise DirectoryUnavailable(refused) from None
-            except self._down as exc:
-                reasons.append(f"{url}: {_reason(exc)}")
             except ldap.LDAPError as exc:
-                reasons.append(f"{url}: {_reason(exc)}")
+                reasons.append(f"{url}: {self._tls_diagnosis(url) or _reason(exc)}")
         raise DirectoryUnavailable("; ".join(reasons) or "every directory server failed")
+
+    def _tls_diagnosis(self, url: str) -> str | None:
+        """Why TLS to `url` failed, in words: libldap says only "Can't contact LDAP server", so
+        the handshake is tried again with Python's ssl (after StartTLS, RFC 4511 4.14, for
+        ldap:// with CAMPUSID_LDAP_START_TLS) and its verdict is returned; None when TLS is not
+        in use or the handshake works (the failure was something else)."""
+        s = self.settings
+        secure = url.lower().startswith("ldaps://")
+        if not secure and not s.start_tls:
+            return None
+        rest = url.split("://", 1)[1].rstrip("/")
+        host, _, port = rest.rpartition(":") if rest.count(":") == 1 else (rest, "", "")
+        port_number = int(port) if port.isdigit() else (636 if secure else 389)
+        context = ssl.create_default_context(cafile=s.ca_file)
+        try:
+            with socket.create_connection((host or rest, port_number), timeout=s.timeout) as sock:
+                if not secure:
+                    sock.sendall(_START_TLS_REQUEST)
+                    if not sock.recv(1024):
+                        return "the server closed the connection at StartTLS"
+                with context.wrap_socket(sock, server_hostname=host or rest):
+                    return None
+        except ssl.SSLCertVerificationError as exc:
+            return f"TLS: the server's certificate was refused ({exc.verify_message}); check CAMPUSID_LDAP_CA_FILE"
+        except ssl.SSLError as exc:
+            return f"TLS: the handshake failed ({exc.reason or exc})"
+        except OSError:
+            return None
 
     def _with(self, name: str, op: Callable[[Any], Any]) -> Any:
         """Run `op` on this thread's connection `name` ("service" or "user"). A connection that
