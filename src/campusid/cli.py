@@ -230,10 +230,10 @@ def users_list(as_json: JsonOpt = False):
     rows = Services(as_json=as_json).run(lambda svc: list_users(svc.store))
 
     def human(data):
-        table = Table("username", "name", "role", "student number", "state")
+        table = Table("username", "name", "role", "student number", "state", "from")
         for u in data["users"]:
             state = "disabled" if u["disabled"] else "active"
-            table.add_row(u["username"], u["name"], u["role"], u["student_number"] or "", state)
+            table.add_row(u["username"], u["name"], u["role"], u["student_number"] or "", state, u["source"])
         out.print(table)
 
     emit({"users": rows}, as_json, human)

@@ -89,3 +89,21 @@ def test_a_blank_password_is_refused_before_any_bind(dir_idp):
         r = post_login(browser, "mei", "   ")
         assert r.status_code == 401 and "not correct" in r.text
     assert dir_idp.db.user_by_username("mei") is None
+
+
+def test_the_login_page_and_the_console_show_where_accounts_come_from(dir_idp):
+    web_sign_in(dir_idp, "mei", "mei-pw")
+    with dir_idp.client() as browser:
+        page = browser.get(browser.get("/login").headers["location"])
+        assert 'id="account-source"' in page.text and "university account" in page.text
+    with dir_idp.client() as browser:
+        r = browser.get("/login?next=/admin/users")
+        r = browser.get(r.headers["location"])
+        action, fields = form_fields(r.text, "login-form")
+        assert browser.post(action, data={**fields, "username": "admin", "password": PASSWORD}).status_code == 303
+        en = browser.get("/admin/users").text
+        zh = browser.get("/admin/users", headers={"Accept-Language": "zh-CN"}).text
+    mei_row = en[en.index("<code>mei</code>") :].split("</tr>")[0]
+    admin_row = en[en.index("<code>admin</code>") :].split("</tr>")[0]
+    assert "University directory" in mei_row and "Local account" in admin_row
+    assert "学校目录" in zh and "本地账户" in zh

@@ -16,6 +16,7 @@ def user_view(user: User, role: str | None = None) -> dict:
         "role": role or user.role,
         "student_number": user.student_number,
         "disabled": user.disabled,
+        "source": user.source,  # "local" or "directory" (LDAP / AD)
     }
 
 

@@ -40,4 +40,5 @@ def login_page(
         csrf=csrf_token(ctx, "login", pending.raw_id),
         client_name=client_name(pending),
         action=ctx.path("/login"),
+        directory=ctx.directory is not None,
     )
