@@ -7,6 +7,9 @@ library that is installed measures directory sign-ins per second at the given co
 sign-in is what campusid does: a search for the username over a reused service-account connection,
 then a simple bind as the found DN with the password (on a reused connection kept for user binds).
 
+Then the same for campusid's own Directory (python-ldap in its bounded pool: the `directory` row)
+and, beside it, a local account's argon2id check at campusid's default parameters.
+
 Blocking libraries (ldap3, python-ldap) run in a bounded thread pool driven from an asyncio loop,
 as the server would run them; bonsai runs natively on asyncio. For each, a ticker task on the
 loop records the worst delay of a 5 ms sleep: the event loop's stall while sign-ins are under way.
@@ -190,11 +193,49 @@ async def _drive(one, concurrency: int, duration: float) -> dict:
     }
 
 
+async def bench_campusid(url: str, concurrency: int, duration: float) -> dict:
+    """What the server runs: campusid's Directory (python-ldap in its bounded pool of threads)."""
+    from campusid.idp.directory import Directory
+    from campusid.idp.directory_settings import DirectorySettings
+
+    directory = Directory(
+        DirectorySettings(urls=(url,), user_base=PEOPLE, bind_dn=SERVICE_DN, bind_password=SERVICE_PW)
+    )
+
+    async def one(i: int) -> bool:
+        return await directory.authenticate(*USERS[i % len(USERS)]) is not None
+
+    try:
+        result = await _drive(one, concurrency, duration)
+    finally:
+        directory.close()
+    result["direct_call_blocks_ms"] = 0.0
+    return result
+
+
+async def bench_argon2(concurrency: int, duration: float) -> dict:
+    """For comparison: a local account's password check, argon2id at campusid's defaults."""
+    from campusid.idp.passwords import Passwords
+
+    passwords = Passwords()
+    stored = passwords.hash("mei-pw")
+
+    async def one(i: int) -> bool:
+        return await passwords.verify_async(stored, "mei-pw")
+
+    try:
+        result = await _drive(one, concurrency, duration)
+    finally:
+        passwords.close()
+    result["direct_call_blocks_ms"] = 0.0
+    return result
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=float, default=5.0)
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--libs", default="ldap3,python-ldap,bonsai")
+    ap.add_argument("--libs", default="ldap3,python-ldap,bonsai,campusid,argon2id")
     args = ap.parse_args()
     slapd = Slapd(Path(tempfile.mkdtemp(prefix="bench-slapd-"))).setup().start()
     try:
@@ -206,6 +247,10 @@ def main() -> int:
                     res = asyncio.run(bench_threads(PythonLdapWorker, slapd.url, args.concurrency, args.duration))
                 elif lib == "bonsai":
                     res = asyncio.run(bench_bonsai(slapd.url, args.concurrency, args.duration))
+                elif lib == "campusid":
+                    res = asyncio.run(bench_campusid(slapd.url, args.concurrency, args.duration))
+                elif lib == "argon2id":
+                    res = asyncio.run(bench_argon2(args.concurrency, args.duration))
                 else:
                     raise SystemExit(f"unknown library {lib!r}")
             except ImportError as exc:
