@@ -6,6 +6,7 @@ here, at start, so a typo fails `campusid serve` with a message rather than the 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +88,11 @@ def load_directory_settings(get: Callable[[str], object]) -> DirectorySettings |
     url = get("ldap_url")
     if not url:
         return None
+    if importlib.util.find_spec("ldap") is None:
+        raise DirectorySettingsError(
+            "CAMPUSID_LDAP_URL is set but python-ldap is not installed: pip install 'campusid[directory]' "
+            "(it builds against libldap: on Debian, apt-get install libldap2-dev libsasl2-dev first)"
+        )
     urls = _urls(str(url))
     base = get("ldap_user_base")
     if not base:
