@@ -1,0 +1,103 @@
+"""The local copies of directory people in the store (on SQLite and PostgreSQL) and the
+CAMPUSID_LDAP_* settings' checks."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+import pytest
+
+from campusid.idp.directory import Person, stable_id
+from campusid.idp.settings import SettingsError, load_settings
+from campusid.idp.store import open_store
+from campusid.idp.store.errors import Conflict
+from tests.directory.conftest import ldap_env
+
+PERSON = Person(
+    dn="uid=kai,ou=people,dc=example,dc=edu",
+    external_id="0b8a7c9e-1111-4222-8333-944455556666",
+    username="kai",
+    name="Kai",
+    given_name=None,
+    family_name=None,
+    email="kai@example.edu",
+    student_number="S9",
+    role="student",
+)
+
+
+@pytest.fixture
+def store(idp_env, tmp_path):
+    s = open_store(idp_env["CAMPUSID_DATABASE_URL"], tmp_path / "data")
+    yield s
+    s.close()
+
+
+def test_first_sign_ins_racing_make_one_copy_and_later_ones_refresh_it(store):
+    async def main():
+        async with store:
+            users = await asyncio.gather(*(store.refresh_directory_user(PERSON.as_user(1)) for _ in range(8)))
+            assert len({u.id for u in users}) == 1
+            renamed = dataclasses.replace(PERSON, username="kai2", role="admin", email=None)
+            after = await store.refresh_directory_user(renamed.as_user(2))
+            assert (after.id, after.username, after.role, after.email) == (users[0].id, "kai2", "admin", None)
+            assert after.created_at == 1  # created once, refreshed since
+            copies = await store.directory_users()
+            assert [(c[1], c[2]) for c in copies] == [("kai2", PERSON.external_id)]
+            # another person whose uid is now taken here: refused, nothing overwritten
+            other = dataclasses.replace(PERSON, external_id="other-uuid", username="kai2", student_number=None)
+            with pytest.raises(Conflict):
+                await store.refresh_directory_user(other.as_user(3))
+            assert (await store.user_by_username("kai2")).external_id == PERSON.external_id
+
+    asyncio.run(main())
+
+
+def test_object_guid_reads_as_the_usual_guid_text():
+    raw = bytes.fromhex("6b29fc40ca471067b31d00dd010662da")
+    assert stable_id("objectGUID", raw) == "40fc296b-47ca-6710-b31d-00dd010662da"
+    assert stable_id("entryUUID", b"6d53522c-7d25-1041-94c3-65a08057d18a") == "6d53522c-7d25-1041-94c3-65a08057d18a"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"CAMPUSID_LDAP_URL": "http://ldap.example.edu"}, "ldap://host"),
+        ({"CAMPUSID_LDAP_USER_BASE": ""}, "CAMPUSID_LDAP_USER_BASE is required"),
+        ({"CAMPUSID_LDAP_USER_FILTER": "(uid=*)"}, "{username}"),
+        ({"CAMPUSID_LDAP_USER_FILTER": "(|(uid={username})(mail={username}))"}, "once"),
+        ({"CAMPUSID_LDAP_TIMEOUT": "soon"}, "CAMPUSID_LDAP_TIMEOUT"),
+        ({"CAMPUSID_LDAP_TIMEOUT": "0"}, "between"),
+        ({"CAMPUSID_LDAP_ROLE_GROUPS": "owner=cn=x"}, "admin=<group DN>"),
+        ({"CAMPUSID_LDAP_CA_FILE": "/nonexistent/ca.pem"}, "not a file"),
+        ({"CAMPUSID_LDAP_START_TLS": "maybe"}, "true or false"),
+        ({"CAMPUSID_LDAP_ATTR_ID": "entry UUID"}, "not an attribute name"),
+        ({"CAMPUSID_LDAP_BIND_PASSWORD_FILE": "/nonexistent/pw"}, "cannot be read"),
+    ],
+)
+def test_settings_that_cannot_work_fail_at_start_with_a_message(idp_env, overrides, message):
+    with pytest.raises(SettingsError) as caught:
+        load_settings({**idp_env, **ldap_env("ldap://127.0.0.1:389", **overrides)})
+    assert message in str(caught.value)
+
+
+def test_settings_read_every_value(idp_env, tmp_path):
+    (tmp_path / "pw").write_text("s3cret\n")
+    cfg = load_settings(
+        {
+            **idp_env,
+            **ldap_env(
+                "ldaps://a.example.edu ldap://b.example.edu:3389",
+                CAMPUSID_LDAP_BIND_PASSWORD_FILE=str(tmp_path / "pw"),
+                CAMPUSID_LDAP_USER_FILTER="(&(objectClass=user)(sAMAccountName={username}))",
+                CAMPUSID_LDAP_ATTR_ID="objectGUID",
+                CAMPUSID_LDAP_START_TLS="true",
+            ),
+        }
+    ).directory
+    assert cfg.urls == ("ldaps://a.example.edu", "ldap://b.example.edu:3389")
+    assert cfg.bind_password == "s3cret" and cfg.start_tls and cfg.attr_id == "objectGUID"
+    assert cfg.login_attribute == "sAMAccountName" and cfg.timeout == 3.0
+    assert [role for role, _ in cfg.role_groups] == ["admin", "developer"]
+    assert load_settings(idp_env).directory is None
