@@ -83,3 +83,11 @@ def tls_slapd(tmp_path_factory):
     server = Slapd(tmp_path_factory.mktemp("slapd-tls"), tls=make_server_cert(pki, ca_cert, ca_key)).setup().start()
     yield server, str(ca_file), str(other_ca)
     server.cleanup()
+
+
+@pytest.fixture
+def logging_slapd(tmp_path):
+    """A slapd of this test's own that logs every operation it is asked (-d stats)."""
+    server = Slapd(tmp_path / "slapd", debug="stats").setup().start()
+    yield server
+    server.cleanup()

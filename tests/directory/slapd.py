@@ -87,6 +87,7 @@ class Slapd:
     tls: tuple[Path, Path] | None = None  # (certificate, key) in PEM
     port: int = 0
     tls_port: int = 0
+    debug: str = "0"  # slapd -d: "stats" logs each operation (and its filter) into slapd.log
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -116,7 +117,7 @@ class Slapd:
                 self.tls_port = _free_port()
             urls += " " + self.ldaps_url + "/"
         self.proc = subprocess.Popen(
-            [SLAPD, "-d", "0", "-F", str(self.root / "slapd.d"), "-h", urls],
+            [SLAPD, "-d", self.debug, "-F", str(self.root / "slapd.d"), "-h", urls],
             stdout=subprocess.DEVNULL,
             stderr=open(self.root / "slapd.log", "ab"),  # noqa: SIM115 - the child keeps it
         )
@@ -164,6 +165,10 @@ class Slapd:
             f"sn: {uid.title()}\nmail: {mail or uid + '@example.edu'}\nuserPassword: {password}\n"
         )
         return dn
+
+    @property
+    def log(self) -> str:
+        return (self.root / "slapd.log").read_text(errors="replace")
 
     def cleanup(self) -> None:
         self.stop()
