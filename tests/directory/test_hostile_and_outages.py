@@ -131,3 +131,10 @@ def test_the_login_limit_counts_before_the_directory_is_asked(make_idp, own_slap
     # over the limit: refused before any directory call (it would be a 503 now otherwise)
     r, _ = _timed_login(idp, "mei", "mei-pw")
     assert r.status_code == 429, (r.status_code, r.text[:300])
+
+
+def test_a_search_the_directory_refuses_is_a_503_not_a_500(make_idp, slapd):
+    # a base that is not a DN: slapd answers invalidDNSyntax, which is a configuration to fix
+    idp = make_idp(slapd.url, CAMPUSID_LDAP_USER_BASE="not a dn")
+    r, _ = _timed_login(idp)
+    assert r.status_code == 503 and "directory cannot be reached" in r.text

@@ -244,6 +244,8 @@ class Directory:
             return await asyncio.wait_for(loop.run_in_executor(self._pool, fn, *args), budget)
         except TimeoutError:
             raise DirectoryUnavailable(f"no directory server answered within {budget:.0f} s") from None
+        except self.ldap.LDAPError as exc:  # e.g. a search the server refuses: a configuration to fix
+            raise DirectoryUnavailable(_reason(exc)) from None
 
     # -- in the pool's threads -----------------------------------------------------------------
     def _connect(self, *, skip: set[int], service: bool) -> _Conn:
@@ -407,7 +409,11 @@ class Directory:
             try:
                 conn.simple_bind_s(dn, password)
                 return True
-            except ldap.INVALID_CREDENTIALS:
+            except self._down:
+                raise
+            except ldap.LDAPError as exc:  # invalid credentials, or any other refusal: not a success
+                if not isinstance(exc, ldap.INVALID_CREDENTIALS):
+                    log.info("a user bind was refused: %s", _reason(exc))
                 return False
 
         return self._with("user", bind)
