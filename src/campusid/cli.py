@@ -222,6 +222,32 @@ def users_enable(
     _account_command(username, by, as_json, enable=True)
 
 
+@users_app.command("mfa-reset")
+def users_mfa_reset(
+    username: str,
+    by: Annotated[str, typer.Option(help="The admin who resets the factors (audited).")],
+    as_json: JsonOpt = False,
+):
+    """Remove an account's second factors and recovery codes (a lost phone); audited."""
+    from campusid.idp import accounts
+    from campusid.idp.events import Events
+
+    svc = Services(as_json=as_json)
+
+    async def action(svc: Services):
+        try:
+            return await accounts.mfa_reset(svc.store, Events(svc.store), username, by=by)
+        except accounts.AccountError as exc:
+            fail(str(exc), 1, as_json)
+
+    reset = svc.run(action)
+
+    def human(data: dict) -> None:
+        out.print(f"reset [bold]{data['username']}[/]: {data['factors_removed']} factor(s) removed")
+
+    emit(reset.as_json(), as_json, human)
+
+
 @users_app.command("list")
 def users_list(as_json: JsonOpt = False):
     """List users (never their password hashes)."""
@@ -345,6 +371,8 @@ def _app_human(data: dict) -> None:
     if data.get("grant_types") or data.get("granted_grant_types"):
         asked, granted = " ".join(data["grant_types"]) or "-", " ".join(data["granted_grant_types"]) or "-"
         out.print(f"  extra grant types asked: {asked}  granted: {granted}")
+    if data.get("require_mfa"):
+        out.print("  every sign-in uses a second factor (--require-mfa)")
     if data.get("client_secret"):
         out.print(f"  client secret (shown once, store it on your server): {data['client_secret']}")
     for event in data.get("history", []):
@@ -442,10 +470,13 @@ def apps_approve(
         list[str] | None,
         typer.Option("--grant-type", help="Grant type granted beyond the code flow: device_code (RFC 8628)."),
     ] = None,
+    require_mfa: Annotated[
+        bool, typer.Option("--require-mfa", help="Every sign-in to this app uses a second factor.")
+    ] = False,
     as_json: JsonOpt = False,
 ):
     """Approve an app under review (default: every requested sensitive scope, no extra grant type)."""
-    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope, grant_type))
+    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope, grant_type, require_mfa))
 
 
 @apps_app.command("reject")

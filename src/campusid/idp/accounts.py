@@ -67,3 +67,32 @@ async def enable(store: Store, events: Events, username: str, *, by: str) -> Acc
     if changed:
         await events.record(ev.USER_ENABLED, username=user.username, detail=f"by {admin.username}")
     return AccountChange(await store.user(user.id) or user, changed=changed)
+
+
+@dataclass(frozen=True)
+class FactorReset:
+    user: User
+    removed: tuple[str, ...]  # the kinds of the factors removed
+
+    def as_json(self) -> dict:
+        return {"username": self.user.username, "factors_removed": len(self.removed), "kinds": list(self.removed)}
+
+
+async def mfa_reset(store: Store, events: Events, username: str, *, by: str) -> FactorReset:
+    """Remove every second factor and recovery code of an account (a lost phone), audited as
+    `mfa_removed`; the person signs in with their password and sets a factor up again."""
+    admin = await store.user_by_username(by)
+    if admin is None or admin.role != "admin" or admin.disabled:
+        raise AccountError(f"--by must name an active admin; {by!r} is not one")
+    user = await store.user_by_username(username)
+    if user is None:
+        raise AccountError(f"no user named {username!r}")
+    if user.id == admin.id:
+        raise AccountError("an admin cannot reset their own second factors; ask another admin")
+    removed = tuple(await store.reset_factors(user.id))
+    await events.record(
+        ev.MFA_REMOVED,
+        username=user.username,
+        detail=f"reset by {admin.username}; {len(removed)} factor(s) and the recovery codes removed",
+    )
+    return FactorReset(user, removed)

@@ -22,7 +22,7 @@ from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import authorize, device, device_authorization, health, pages, resources, token
+from campusid.idp.web import account, authorize, device, device_authorization, health, mfa, pages, resources, token
 from campusid.idp.web.context import build_context
 from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
 from campusid.idp.web.observe import RequestLayer
@@ -108,6 +108,17 @@ def _routes(ctx, errors: dict) -> list:
         Route("/oauth/introspect", resources.introspect, methods=["POST"]),
         Route("/login", pages.login_get, methods=["GET"]),
         Route("/login", pages.login_post, methods=["POST"]),
+        Route("/login/mfa", mfa.mfa_get, methods=["GET"]),
+        Route("/login/mfa", mfa.mfa_post, methods=["POST"]),
+        Route("/account", account.account_get, methods=["GET"]),
+        Route("/account/sessions/end", account.end_session_post, methods=["POST"]),
+        Route("/account/sessions/others", account.signout_others_post, methods=["POST"]),
+        Route("/account/apps/revoke", account.revoke_app_post, methods=["POST"]),
+        Route("/account/security/totp", mfa.totp_get, methods=["GET"]),
+        Route("/account/security/totp", mfa.totp_post, methods=["POST"]),
+        Route("/account/security/factor/remove", account.remove_factor_post, methods=["POST"]),
+        Route("/account/security/recovery-codes", account.recovery_codes_post, methods=["POST"]),
+        Route("/account/security/password", account.password_post, methods=["POST"]),
         Route("/consent", pages.consent_get, methods=["GET"]),
         Route("/consent", pages.consent_post, methods=["POST"]),
         Route("/logout", pages.logout_get, methods=["GET"]),

@@ -224,6 +224,25 @@ class Limiter:
             return self._closed()
         return None
 
+    async def before_second_factor(self, user_id: str) -> Refusal | None:
+        """Before a second-factor code is checked: a Refusal (429) while the account's wrong
+        codes fill the window (the same limit as failed passwords, counted apart), or 503 when the
+        counters cannot be reached; else None."""
+        try:
+            until = await self._count(self.windows.blocked, self._id("mfa", user_id), self.limits.failed_per_account)
+        except CountersUnavailable:
+            return self._closed()
+        return None if until is None else self._limited(until)
+
+    async def wrong_second_factor(self, user_id: str) -> Refusal | None:
+        """A wrong code counts against the account and is answered as an ordinary failure; the
+        submission after the one that filled the window is refused (before_second_factor)."""
+        try:
+            await self._count(self.windows.hit, self._id("mfa", user_id), self.limits.failed_per_account)
+        except CountersUnavailable:
+            return self._closed()
+        return None
+
     async def completed_login(self, user_id: str, client_id: str) -> int | None:
         """One authorization code for this user and client (silent SSO included): seconds to
         wait when over the limit, else None. Fails open: codes only shed load."""

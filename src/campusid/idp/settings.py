@@ -59,6 +59,8 @@ class Settings:
     argon2_memory_cost: int = 19 * 1024
     argon2_parallelism: int = 1
     directory: DirectorySettings | None = None  # CAMPUSID_LDAP_*: sign-in against LDAP / AD
+    # Roles that must sign in with a second factor (docs/mfa.md); empty: none.
+    mfa_required_roles: tuple[str, ...] = ("admin",)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -148,6 +150,10 @@ def log_format(value: str | None) -> str:
     if chosen not in LOG_FORMATS:
         raise SettingsError(f"CAMPUSID_LOG_FORMAT={value!r} must be one of: {', '.join(LOG_FORMATS)}")
     return chosen
+def _roles(value: str | list) -> tuple[str, ...]:
+    """CAMPUSID_MFA_REQUIRED_ROLES: comma-separated roles (a list in the TOML file); "" = none."""
+    items = value if isinstance(value, list) else str(value).split(",")
+    return tuple(sorted({str(r).strip() for r in items if str(r).strip()}))
 
 
 def _rate(name: str, value: str) -> str:
@@ -223,5 +229,11 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
         trusted_proxies=_proxies(get("trusted_proxies")),
         metrics_token=_metrics_token(get("metrics_token")),
         log_format=log_format(get("log_format")),
+        # Set but empty means no role (get() would read an empty value as unset).
+        mfa_required_roles=_roles(
+            env["CAMPUSID_MFA_REQUIRED_ROLES"]
+            if "CAMPUSID_MFA_REQUIRED_ROLES" in env
+            else filed.get("mfa_required_roles", "admin")
+        ),
         **values,
     )

@@ -108,7 +108,10 @@ def _decision(action: str, done: str):
             if action == "approve":
                 granted = [s for s in scope_rules.SENSITIVE if form.get(f"grant.{s}")]
                 grant_types = [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")]
-                await (apps.approve_revision if revision else apps.approve)(client_id, by, granted, grant_types)
+                if revision:
+                    await apps.approve_revision(client_id, by, granted, grant_types)
+                else:
+                    await apps.approve(client_id, by, granted, grant_types, bool(form.get("require_mfa")))
             elif action == "reject":
                 await (apps.reject_revision if revision else apps.reject)(client_id, by, form.get("feedback", ""))
             elif action == "suspend":

@@ -62,6 +62,7 @@ class Approve(_Strict):
         description="Grant types granted beyond the code flow (`device_code`); omitted: none for a new app, "
         "unchanged for a revision.",
     )
+    require_mfa: bool = Field(False, description="Every sign-in to the app uses a second factor (new apps).")
     subject: Literal["app", "revision"] = "app"
 
 
@@ -103,6 +104,7 @@ class App(BaseModel):
     sector_identifier_uri: str | None
     grant_types: list[str] = Field(description="Grant types the app asks for beyond the code flow.")
     granted_grant_types: list[str] = Field(description="Grant types its review granted beyond the code flow.")
+    require_mfa: bool = Field(False, description="Whether every sign-in to the app uses a second factor.")
     revision: dict | None
     token_endpoint_auth_method: str
     owner: str | None

@@ -106,8 +106,9 @@ async def review_queue(request: Request, c: Caller = Depends(admin)):
 @router.post("/apps/{client_id}/approve", response_model=models.App, responses=ERRORS, tags=["reviews"])
 async def approve(client_id: str, body: models.Approve, request: Request, c: Caller = Depends(admin_writer)):
     apps = ctx_of(request).apps
-    step = apps.approve_revision if body.subject == "revision" else apps.approve
-    return await step(client_id, c.username, body.grant_scopes, body.grant_types)
+    if body.subject == "revision":
+        return await apps.approve_revision(client_id, c.username, body.grant_scopes, body.grant_types)
+    return await apps.approve(client_id, c.username, body.grant_scopes, body.grant_types, body.require_mfa)
 
 
 @router.post("/apps/{client_id}/reject", response_model=models.App, responses=ERRORS, tags=["reviews"])

@@ -85,6 +85,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             "justifications": dict(app.justifications or {}),
             "grant_types": list(app.grant_types),
             "granted_grant_types": list(app.granted_grant_types),
+            "require_mfa": bool(app.require_mfa),
             "revision": _revision_view(app),
             "token_endpoint_auth_method": "client_secret_basic" if app.type == "web" else "none",
             "owner": owner.username if owner else None,
@@ -201,6 +202,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         *,
         granted_scopes: list[str] | None = None,
         granted_grant_types: list[str] = (),
+        require_mfa: bool = False,
         config: ClientConfig | None = None,
         secret_hash: str | None = None,
     ) -> dict:
@@ -218,7 +220,10 @@ class AppService(RevisionsMixin, QueriesMixin):
             ok = await self._store.set_client_secret(secret_hash, event)
         else:
             ok = await self._store.move_client(
-                event, granted_scopes=granted_scopes, granted_grant_types=granted_grant_types
+                event,
+                granted_scopes=granted_scopes,
+                granted_grant_types=granted_grant_types,
+                require_mfa=require_mfa,
             )
         if not ok:
             raise InvalidTransition(
@@ -279,10 +284,12 @@ class AppService(RevisionsMixin, QueriesMixin):
         by: str,
         grant_scopes: list[str] | None = None,
         grant_types: list[str] | None = None,
+        require_mfa: bool = False,
     ) -> dict:
         """Approve an app under review: the sensitive scopes in `grant_scopes` (default: every one
         it asks for) and exactly the extra grant types in `grant_types` (default: none; the device
-        grant is given only by name, whether or not the app asked for it)."""
+        grant is given only by name, whether or not the app asked for it). `require_mfa`: every
+        sign-in to the app uses a second factor (docs/mfa.md)."""
         await self._reviewer(client_id, by)
         app = await self.get(client_id)
         approved_sensitive = self._approved_sensitive(app.scopes, grant_scopes)
@@ -296,6 +303,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             feedback=None,
             granted_scopes=granted,
             granted_grant_types=_check_grant_types(grant_types),
+            require_mfa=bool(require_mfa),
         )
 
     async def reject(self, client_id: str, by: str, feedback: str) -> dict:

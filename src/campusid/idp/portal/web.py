@@ -15,6 +15,7 @@ from campusid.idp import i18n
 from campusid.idp.apps import AppError
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.store.rows import User
+from campusid.idp.web.account import policy_redirect
 from campusid.idp.web.context import Context
 from campusid.idp.web.http import page, read_form
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
@@ -66,6 +67,9 @@ async def guard(
     if session is None or user is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return None, see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+    redirect = await policy_redirect(ctx, request, user, session)  # a second factor first, if required
+    if redirect is not None:
+        return None, redirect
     viewer = Viewer(user=user, session=session, lang=lang, t=t, purpose=purpose)
     if user.role not in roles:
         key = "admin.not_admin" if roles == ADMIN_ROLES else "portal.not_developer"

@@ -52,6 +52,7 @@ class Client:
     updated_at: int
     grant_types: tuple[str, ...] = ()
     granted_grant_types: tuple[str, ...] = ()
+    require_mfa: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,9 @@ class Session:
     sid: str
     amr: str
     acr: str
+    ip: str | None = None
+    user_agent: str | None = None
+    last_seen_at: int | None = None
 
     @property
     def sign_in(self) -> SignIn:
@@ -240,6 +244,8 @@ class LoginContext:
     password_hash: str | None
     disabled_at: int | None
     source: str | None
+    role: str | None
+    has_factor: bool | None
     client: Client | None
     consent_scope: str | None
 
@@ -257,3 +263,31 @@ class TokenSubject:
     family_name: str | None
     email: str | None
     student_number: str | None
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A second factor: `kind` "totp" (its secret sealed in `secret_enc`) or "passkey"; usable
+    once `confirmed_at` is set."""
+
+    id: str
+    user_id: str
+    kind: str
+    label: str
+    secret_enc: bytes | None
+    credential_id: str | None
+    public_key: bytes | None
+    sign_count: int
+    last_step: int | None
+    created_at: int
+    confirmed_at: int | None
+    last_used_at: int | None
+
+
+@dataclass(frozen=True)
+class ConnectedApp:
+    """An app a user consented to or that holds a live grant for them (the account page)."""
+
+    client_id: str
+    name: str
+    scope: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     Float,
     ForeignKey,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData(
@@ -72,6 +74,8 @@ clients = Table(
     # asks for, and those its review granted (`device_code`, RFC 8628).
     Column("grant_types", JSON, nullable=False, server_default="[]"),
     Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
+    # Approved with --require-mfa: every sign-in to this app uses a second factor (docs/mfa.md).
+    Column("require_mfa", Boolean, nullable=False, server_default=false()),
 )
 
 client_events = Table(
@@ -112,6 +116,10 @@ sessions = Table(
     Column("sid", String(64), nullable=False, unique=True),
     Column("amr", String(64), nullable=False, server_default="pwd"),
     Column("acr", String(64), nullable=False, server_default="urn:campusid:acr:pwd"),
+    # What /account shows of a session: the browser it signed in from, and when it was last used.
+    Column("ip", String(64)),
+    Column("user_agent", String(200)),
+    Column("last_seen_at", BigInteger),
 )
 
 interactions = Table(
@@ -226,6 +234,37 @@ device_codes = Table(
     Column("polled_at_ms", BigInteger),
     Column("decided_at", BigInteger),
     Column("redeemed_at", BigInteger),
+)
+
+# A user's second factors (docs/mfa.md): a TOTP secret (RFC 6238), sealed under the secret key
+# like the signing keys, or a passkey (WebAuthn credential id, public key, signature counter).
+# A TOTP factor is usable once confirmed with a first code; `last_step` is the last time step
+# accepted, so a code is accepted once (the update that records it is conditional).
+factors = Table(
+    "factors",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("user_id", String(32), ForeignKey("users.id"), nullable=False, index=True),
+    Column("kind", String(16), nullable=False),
+    Column("label", String(100), nullable=False),
+    Column("secret_enc", LargeBinary),
+    Column("credential_id", String(1400), unique=True),
+    Column("public_key", LargeBinary),
+    Column("sign_count", BigInteger, nullable=False, server_default="0"),
+    Column("last_step", BigInteger),
+    Column("created_at", BigInteger, nullable=False),
+    Column("confirmed_at", BigInteger),
+    Column("last_used_at", BigInteger),
+)
+
+# Single-use recovery codes, kept only as HMAC-SHA256 digests under a key derived from the secret key.
+recovery_codes = Table(
+    "recovery_codes",
+    metadata,
+    Column("user_id", String(32), ForeignKey("users.id"), primary_key=True),
+    Column("code_hash", String(64), primary_key=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger),
 )
 
 Index("ix_sessions_expires_at", sessions.c.expires_at)

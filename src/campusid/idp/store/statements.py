@@ -8,13 +8,14 @@ Parameters are named with `bindparam`; the store passes them by name.
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, delete, insert, literal, null, select, update
+from sqlalchemy import and_, bindparam, delete, exists, insert, literal, null, select, update
 from sqlalchemy.sql import Executable
 
 from campusid.idp.store.schema import (
     client_events,
     clients,
     consents,
+    factors,
     grants,
     interactions,
     refresh_tokens,
@@ -78,6 +79,7 @@ APPROVE_CLIENT = (
         state=_p("to_state", clients.c.state),
         granted_scopes=_p("granted", clients.c.granted_scopes),
         granted_grant_types=_p("granted_grant_types", clients.c.granted_grant_types),
+        require_mfa=_p("require_mfa", clients.c.require_mfa),
         **_CHANGED_AT,
     )
 )
@@ -153,10 +155,20 @@ FINISH_INTERACTION = (
     delete(interactions).where(interactions.c.id_hash == bindparam("h")).returning(interactions.c.id_hash)
 )
 # The login POST: the interaction, the user the form names and, for an authorization request,
-# its client with that user's remembered consent, in one statement.
+# its client with that user's remembered consent, in one statement (with what decides whether
+# the sign-in needs a second factor: the user's role and whether they have one).
 LOGIN_CONTEXT = (
     select(
-        interactions, users.c.id, users.c.password_hash, users.c.disabled_at, users.c.source, clients, consents.c.scope
+        interactions,
+        users.c.id,
+        users.c.password_hash,
+        users.c.disabled_at,
+        users.c.source,
+        users.c.role,
+        # whether the user has a second factor (factors.user_id is indexed)
+        exists().where(factors.c.user_id == users.c.id, factors.c.confirmed_at.is_not(None)),
+        clients,
+        consents.c.scope,
     )
     .select_from(
         interactions.outerjoin(users, users.c.username == bindparam("name"))
@@ -285,10 +297,10 @@ PING = select(literal(1))
 def all_statements() -> dict[str, Executable]:
     """Every statement of this module and of the store's domain modules, by name (what the store
     compiles at start)."""
-    from campusid.idp.store import devices, directory, events, housekeeping
+    from campusid.idp.store import devices, directory, events, factors, housekeeping
 
     out: dict[str, Executable] = {}
-    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping), vars(directory)):
+    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping), vars(directory), vars(factors)):
         for name, value in namespace.items():
             if name.isupper() and isinstance(value, Executable):
                 if name in out and out[name] is not value:

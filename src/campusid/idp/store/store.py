@@ -25,6 +25,7 @@ from campusid.idp.store.devices import DeviceStore
 from campusid.idp.store.directory import DirectoryStore
 from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.events import EventStore
+from campusid.idp.store.factors import FactorStore
 from campusid.idp.store.housekeeping import HousekeepingStore
 from campusid.idp.store.rows import (
     AuthorizeContext,
@@ -102,13 +103,14 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore):
+class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})
         s = self.sql
         self._prepare_events()
         self._prepare_devices()
+        self._prepare_factors()
         self._user = _row_maker(User, s.USER_BY_ID)
         self._client = _row_maker(Client, s.CLIENT)
         self._event = _row_maker(ClientEvent, s.CLIENT_EVENTS)
@@ -125,10 +127,10 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore):
         self._authorize_context = lambda r: AuthorizeContext(
             ctx_client(r), ctx_sign_in(r) if r[_CLIENT_WIDTH] is not None else None, r[-1]
         )
-        # LOGIN_CONTEXT's columns: the interaction's, the user's id, password hash, disabled_at and
-        # source, the client's, the consent's scope.
+        # LOGIN_CONTEXT's columns: the interaction's, the user's id, password hash, disabled_at,
+        # source, role and whether they have a second factor, the client's, the consent's scope.
         user_at = len(fields(Interaction))
-        client_at = user_at + 4
+        client_at = user_at + 6
         login_interaction = _row_maker(Interaction, s.LOGIN_CONTEXT)
         login_client = _row_maker(Client, s.LOGIN_CONTEXT, start=client_at)
         self._login_context = lambda r: LoginContext(
@@ -243,13 +245,16 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore):
         *,
         granted_scopes: Sequence[str] | None = None,
         granted_grant_types: Sequence[str] = (),
+        require_mfa: bool = False,
     ) -> bool:
         """Move the app of `event` from event.from_state to event.to_state (an approval also sets
-        the granted scopes and grant types)."""
+        the granted scopes and grant types, and whether its sign-ins need a second factor)."""
         values = {"from_state": event.from_state, "to_state": event.to_state}
         if granted_scopes is None:
             return await self._change_client(self.sql.MOVE_CLIENT, values, event)
-        values.update(granted=list(granted_scopes), granted_grant_types=list(granted_grant_types))
+        values.update(
+            granted=list(granted_scopes), granted_grant_types=list(granted_grant_types), require_mfa=require_mfa
+        )
         return await self._change_client(self.sql.APPROVE_CLIENT, values, event)
 
     async def edit_client(self, config: ClientConfig, event: ClientEvent) -> bool:

@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 
 from campusid.idp.apps.service import ACTIVE
 from campusid.idp.crypto import new_token, token_hash
-from campusid.idp.protocol import pkce
+from campusid.idp.protocol import mfa, pkce
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.errors import (
     BadAuthorizationRequest,
@@ -277,6 +277,7 @@ async def authorize(request: Request) -> Response:
         "code_challenge": challenge,
         "prompts": sorted(prompts),
         "max_age": max_age,
+        "acr_mfa": mfa.acr_requested(params.get("acr_values")),
     }
     return await decide(ctx, context, req, now)
 
@@ -292,6 +293,7 @@ async def decide(ctx: Context, context: AuthorizeContext, req: dict, now: int) -
         session is None
         or "login" in prompts
         or (req["max_age"] is not None and (req["max_age"] == 0 or now - session.auth_time > req["max_age"]))
+        or not mfa.session_satisfies(session, app_requires=context.client.require_mfa, acr_mfa=req.get("acr_mfa"))
     )
     if login_needed:
         if "none" in prompts:

@@ -20,6 +20,7 @@ from campusid.idp.protocol.device import UserCodeDigests
 from campusid.idp.protocol.pairwise import PairwiseSubjects
 from campusid.idp.protocol.tokens import TokenMinter
 from campusid.idp.ratelimit import Limiter
+from campusid.idp.second_factors import SecondFactors
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store
 
@@ -40,6 +41,7 @@ class Context:
     validator: AccessTokenValidator
     events: Events
     user_codes: UserCodeDigests
+    factors: SecondFactors
     limiter: Limiter | None = None
     directory: Directory | None = None  # CAMPUSID_LDAP_URL set: sign-in against LDAP / AD
     # The time the device authorization grant reads (its codes' lifetimes and polling pace), so
@@ -83,6 +85,7 @@ def build_context(settings: Settings, store: Store) -> Context:
         validator=AccessTokenValidator(keys, store, settings.issuer.canonical),
         events=Events(store),
         user_codes=UserCodeDigests(settings.secret_key),
+        factors=SecondFactors(store, settings.secret_key, "campusid " + settings.issuer.display),
         limiter=Limiter.from_settings(settings),
         directory=Directory(settings.directory) if settings.directory is not None else None,
     )

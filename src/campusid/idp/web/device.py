@@ -186,7 +186,7 @@ async def complete_device_login(ctx: Context, request: Request, interaction: Pen
     and the consent step (a new interaction id, as for the code flow) is written in one go."""
     response = _see_other(ctx.path("/device/consent"))
     next_step = new_interaction(ctx, KIND, interaction.params, sign_in)
-    session_raw, session = new_session(ctx, sign_in)
+    session_raw, session = new_session(ctx, sign_in, request)
     finished = await ctx.store.complete_login(
         interaction.id_hash, session, previous_session_hash(ctx, request), next_interaction=next_step.interaction
     )

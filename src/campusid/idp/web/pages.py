@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -12,6 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from campusid.idp import events
 from campusid.idp.directory import DirectoryUnavailable
+from campusid.idp.protocol import mfa
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.authn import DIRECTORY, password_checker, password_sign_in
 from campusid.idp.protocol.errors import AccessDenied, OAuthError
@@ -98,6 +100,7 @@ async def login_post(request: Request) -> Response:
         return error_page(
             ctx, "This sign-in page has expired. Go back to the application and start again.", title="Sign-in expired"
         )
+    interaction = unwrap_second_factor(interaction)
     if form_error is not None:
         return login_page(ctx, interaction, 400, error=form_error.description or "The form could not be read.")
     if not csrf_ok(ctx, "login", interaction.raw_id, form.get("csrf_token")):
@@ -166,13 +169,24 @@ async def login_post(request: Request) -> Response:
         await ctx.store.set_password_hash(user_id, new_hash)
     now = int(time.time())
     sign_in = password_sign_in(user_id, now)
+    step = await second_factor_step(ctx, interaction, user_id)
+    if step != mfa.NONE:  # login_success is recorded once the second factor is given
+        return await begin_second_factor(ctx, request, interaction, sign_in, step)
     await _login_event(ctx, request, interaction, events.LOGIN_SUCCESS, username, "password")
+    return await continue_sign_in(ctx, request, interaction, sign_in)
+
+
+async def continue_sign_in(ctx: Context, request: Request, interaction: Pending, sign_in: SignIn) -> Response:
+    """The sign-in is complete (password, and the second factor where one was needed): on to
+    what the interaction began (the application, the device page, or a page of this server)."""
     if interaction.kind == "authorize":
-        return await _complete_login(ctx, request, interaction, sign_in)
+        client, consent_scope = await _client_and_consent(ctx, interaction, sign_in.user_id)
+        return await _complete_login(ctx, request, interaction, sign_in, client, consent_scope)
     if interaction.kind == device.KIND:
         return await device.complete_device_login(ctx, request, interaction, sign_in)
-    response = _see_other(interaction.params.get("next") or ctx.path("/"))
-    await finish_interaction(ctx, interaction, response)
+    response = _see_other(_local_next(ctx, interaction.params.get("next")))
+    if not await finish_interaction(ctx, interaction, response):
+        return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
     await start_session(ctx, request, response, sign_in)
     return response
 
@@ -198,6 +212,72 @@ async def _directory_user(ctx: Context, typed: str, password: str):
     return await ctx.store.refresh_directory_user(person.as_user(int(time.time())))
 
 
+async def _client_and_consent(ctx: Context, interaction: Pending, user_id: str) -> tuple[Client | None, str | None]:
+    """The authorization request's client and the user's remembered consent: as the login POST
+    read them with the interaction, or read now (after the second factor)."""
+    login = interaction.login
+    if login is not None and login.client is not None and login.user_id == user_id:
+        return login.client, login.consent_scope
+    client = await ctx.store.client(interaction.params["client_id"])
+    if client is None:
+        return None, None
+    return client, " ".join(sorted(await ctx.store.consented_scopes(user_id, client.client_id)))
+
+
+# -- the second factor (docs/mfa.md) ------------------------------------------------------------
+MFA_KIND = "mfa"  # the interaction of a sign-in between its password and its second factor
+
+
+async def second_factor_step(ctx: Context, interaction: Pending, user_id: str) -> str:
+    """What this sign-in needs after the password (protocol/mfa.py decides): the user's role and
+    factors, and for an application its --require-mfa and the request's acr_values."""
+    login = interaction.login
+    if login is not None and login.user_id == user_id and login.role is not None:
+        role, has_factor = login.role, bool(login.has_factor)  # read with the interaction
+    else:
+        found = await ctx.store.mfa_context(user_id)
+        role, has_factor = found if found is not None else ("", False)
+    app_requires = acr_mfa = False
+    if interaction.kind == "authorize":
+        client, _ = await _client_and_consent(ctx, interaction, user_id)
+        app_requires = bool(client is not None and client.require_mfa)
+        acr_mfa = bool(interaction.params.get("acr_mfa"))
+    elif interaction.kind == device.KIND:
+        client = await ctx.store.client(interaction.params["client_id"])
+        app_requires = bool(client is not None and client.require_mfa)
+    return mfa.second_factor_step(
+        has_factor=has_factor,
+        role=role,
+        roles_required=ctx.settings.mfa_required_roles,
+        app_requires=app_requires,
+        acr_mfa=acr_mfa,
+    )
+
+
+async def begin_second_factor(
+    ctx: Context, request: Request, interaction: Pending, sign_in: SignIn, step: str
+) -> Response:
+    """The password was right and a second factor is needed: the interaction is replaced by one
+    (a new id, like a session) that holds the password sign-in and what it continues, and the
+    browser goes on to the code (VERIFY) or to set up a factor first (ENROL)."""
+    target = "/login/mfa" if step == mfa.VERIFY else "/account/security/totp"
+    response = _see_other(ctx.path(target))
+    if not await ctx.store.finish_interaction(interaction.id_hash):
+        return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
+    params = {"then": interaction.kind, "params": interaction.params, "step": step}
+    await begin_interaction(ctx, response, new_interaction(ctx, MFA_KIND, params, sign_in))
+    return response
+
+
+def unwrap_second_factor(pending: Pending) -> Pending:
+    """The interaction the password began, from its second-factor step (same id: finishing one
+    finishes the other)."""
+    if pending.kind != MFA_KIND:
+        return pending
+    inner = replace(pending.interaction, kind=pending.params["then"], params=pending.params["params"])
+    return Pending(pending.raw_id, inner, pending.login)
+
+
 def _refused(ctx: Context, interaction: Pending, username: str, refusal) -> Response:
     """The login page again, saying why the password was not checked (429 over a limit, 503 when
     the limit's counters cannot be reached) and when to retry."""
@@ -205,17 +285,24 @@ def _refused(ctx: Context, interaction: Pending, username: str, refusal) -> Resp
     return login_page(ctx, interaction, refusal.status, error=refusal.message, username=username, headers=headers)
 
 
-async def _complete_login(ctx: Context, request: Request, interaction: Pending, sign_in: SignIn) -> Response:
+async def _complete_login(
+    ctx: Context,
+    request: Request,
+    interaction: Pending,
+    sign_in: SignIn,
+    client: Client | None,
+    consent_scope: str | None,
+) -> Response:
     """After the password: straight back to the application with a code when the user already
     consented to these scopes (and prompt=consent was not asked), otherwise on to the consent
     page. The interaction ends, the session starts and the code's grant (or the consent step) is
     written in one go (store.complete_login); the client and the consent came with the interaction."""
-    req, client = interaction.params, interaction.login.client
+    req = interaction.params
     grant = next_step = None
     if client is None or client.state != "active":
         response = error_page(ctx, "This sign-in can no longer continue. Start again from the application.")
     else:
-        remembered = remembered_scopes(interaction.login.consent_scope)
+        remembered = remembered_scopes(consent_scope)
         if not consent_needed(remembered, req["scopes"], set(req["prompts"])):
             response, grant = await code_grant(ctx, client, req, sign_in)
             clear_interaction_cookie(ctx, response)
@@ -226,7 +313,7 @@ async def _complete_login(ctx: Context, request: Request, interaction: Pending, 
             pending = new_interaction(ctx, "authorize", req, sign_in)
             next_step = pending.interaction
             set_interaction_cookie(ctx, response, pending.raw_id)
-    session_raw, session = new_session(ctx, sign_in)
+    session_raw, session = new_session(ctx, sign_in, request)
     finished = await ctx.store.complete_login(
         interaction.id_hash, session, previous_session_hash(ctx, request), grant=grant, next_interaction=next_step
     )

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.crypto import b64url, equal, new_token, token_hash
+from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.rows import Interaction, LoginContext, Session, SignIn
 from campusid.idp.store.store import Ended
 from campusid.idp.web import cookies
@@ -79,10 +80,15 @@ async def current_session(ctx: Context, request: Request) -> CurrentSession | No
     return CurrentSession(raw, row) if row is not None else None
 
 
-def new_session(ctx: Context, sign_in: SignIn) -> tuple[str, Session]:
+def new_session(ctx: Context, sign_in: SignIn, request: Request | None = None) -> tuple[str, Session]:
     """A fresh session for `sign_in`: its id (the cookie value) and the row the store keeps (the
-    id's hash, and the sign-in with its public `sid`)."""
+    id's hash, and the sign-in with its public `sid`; the browser's address and user agent from
+    `request`, which /account shows)."""
     raw = new_token(32)
+    ip = user_agent = None
+    if request is not None:
+        ip = client_ip(request, ctx.settings.trusted_proxies)[:64]
+        user_agent = (request.headers.get("user-agent") or "")[:200] or None
     row = Session(
         id_hash=token_hash(raw),
         user_id=sign_in.user_id,
@@ -92,6 +98,9 @@ def new_session(ctx: Context, sign_in: SignIn) -> tuple[str, Session]:
         sid=sign_in.sid,
         amr=sign_in.amr,
         acr=sign_in.acr,
+        ip=ip,
+        user_agent=user_agent,
+        last_seen_at=sign_in.auth_time,
     )
     return raw, row
 
@@ -108,7 +117,7 @@ def set_session_cookie(ctx: Context, response: Response, raw: str) -> None:
 
 async def start_session(ctx: Context, request: Request, response: Response, sign_in: SignIn) -> None:
     """A fresh session id at every login; the browser's previous session ends server-side."""
-    raw, row = new_session(ctx, sign_in)
+    raw, row = new_session(ctx, sign_in, request)
     await ctx.store.start_session(row, replaces=previous_session_hash(ctx, request))
     set_session_cookie(ctx, response, raw)
 

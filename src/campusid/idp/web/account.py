@@ -1,0 +1,212 @@
+"""`/account` (docs/mfa.md): a signed-in person's profile, their sessions (sign out one, or every
+other), the apps connected to their account (removing one forgets the consent and revokes every
+code, access and refresh token it holds for them) and security (password, authenticator app,
+recovery codes). Every form carries a CSRF token bound to this browser's session; every change is
+a POST answered with 303 back to the page. Signed out, the page leads to the login and back.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from campusid.idp import events, i18n
+from campusid.idp.protocol.authn import ACR_MFA
+from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.ratelimit import client_ip
+from campusid.idp.store.factors import TOTP
+from campusid.idp.store.rows import User
+from campusid.idp.web.context import Context
+from campusid.idp.web.http import error_page, page, read_form
+from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
+
+PURPOSE = "account"
+MIN_PASSWORD, MAX_PASSWORD = 10, 1024
+DONE = ("session", "others", "app", "factor", "password")
+
+
+@dataclass(frozen=True)
+class Me:
+    user: User
+    session: CurrentSession
+    lang: str
+    t: object
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+async def policy_redirect(ctx: Context, request: Request, user: User, session: CurrentSession) -> Response | None:
+    """A user whose role must use a second factor (CAMPUSID_MFA_REQUIRED_ROLES) goes nowhere
+    else before this session used one: without a factor, to set one up; with one, to sign in
+    again with it. None when the session may go on."""
+    if user.role not in ctx.settings.mfa_required_roles or session.sign_in.acr == ACR_MFA:
+        return None
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if not await ctx.factors.has_factor(user.id):
+        return _see_other(ctx.path("/account/security/totp") + "?next=" + quote(target, safe="/"))
+    return _see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+
+
+async def _me(ctx: Context, request: Request) -> tuple[Me | None, Response | None]:
+    session = await current_session(ctx, request)
+    user = await ctx.store.user(session.user_id) if session is not None else None
+    if session is None or user is None:
+        return None, _see_other(ctx.path("/login") + "?next=" + quote(ctx.path("/account"), safe="/"))
+    redirect = await policy_redirect(ctx, request, user, session)
+    if redirect is not None:
+        return None, redirect
+    lang = i18n.choose(request.headers.get("accept-language"))
+    return Me(user, session, lang, i18n.translator(lang)), None
+
+
+def _when(ts: int | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)) if ts else "—"
+
+
+async def account_get(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    me, redirect = await _me(ctx, request)
+    if redirect is not None:
+        return redirect
+    now = int(time.time())
+    await ctx.store.seen_session(me.session.session.id_hash, now)
+    sessions = await ctx.store.user_sessions(me.user.id, now)
+    factors = await ctx.factors.factors(me.user.id)
+    done = request.query_params.get("done")
+    return page(
+        ctx,
+        "account.html",
+        lang=me.lang,
+        t=me.t,
+        me=me.user,
+        notice=me.t(f"account.done.{done}") if done in DONE else None,
+        this_sid=me.session.session.sid,
+        sessions=sessions,
+        apps=await ctx.store.connected_apps(me.user.id),
+        totp=[f for f in factors if f.kind == TOTP],
+        codes_left=await ctx.factors.recovery_codes_left(me.user.id) if factors else None,
+        local_password=bool(me.user.password_hash),
+        csrf=csrf_token(ctx, PURPOSE, me.session.raw_id),
+        when=_when,
+    )
+
+
+async def _posted(ctx: Context, request: Request) -> tuple[Me | None, dict | None, Response | None]:
+    me, redirect = await _me(ctx, request)
+    if redirect is not None:
+        return None, None, redirect
+    try:
+        form = await read_form(request)
+    except OAuthError as exc:
+        return None, None, error_page(ctx, exc.description or me.t("err.400"), title=me.t("account.title"))
+    if not csrf_ok(ctx, PURPOSE, me.session.raw_id, form.get("csrf_token")):
+        return None, None, error_page(ctx, me.t("err.csrf"), status=403, title=me.t("account.title"))
+    return me, form, None
+
+
+def _back(ctx: Context, done: str) -> Response:
+    return _see_other(ctx.path("/account") + f"?done={done}")
+
+
+async def end_session_post(request: Request) -> Response:
+    """Sign out one other session of this account (by its sid), with the grants issued in it."""
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    sid = form.get("session", "")
+    if not sid or len(sid) > 64:
+        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+    await ctx.store.end_session_by_sid(sid, me.user.id, int(time.time()))
+    return _back(ctx, "session")
+
+
+async def signout_others_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    await ctx.store.end_other_sessions(me.user.id, me.session.session.id_hash, int(time.time()))
+    return _back(ctx, "others")
+
+
+async def revoke_app_post(request: Request) -> Response:
+    """Remove a connected app: its consent is forgotten (the next authorization asks again) and
+    every grant it holds for this user is revoked (RFC 7009 2.1: its refresh and access tokens)."""
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    client_id = form.get("client_id", "")
+    if not client_id or len(client_id) > 64:
+        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+    revoked = await ctx.store.remove_connected_app(me.user.id, client_id, int(time.time()))
+    await ctx.events.record(
+        events.CONSENT_REVOKED,
+        username=me.user.username,
+        client_id=client_id,
+        ip=client_ip(request, ctx.settings.trusted_proxies),
+        detail=f"removed on /account; {revoked} grant(s) revoked",
+    )
+    return _back(ctx, "app")
+
+
+async def remove_factor_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    factor_id = form.get("factor", "")
+    if not factor_id or len(factor_id) > 64:
+        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+    kind = await ctx.factors.remove(me.user.id, factor_id)
+    if kind is not None:
+        await ctx.events.record(
+            events.MFA_REMOVED,
+            username=me.user.username,
+            ip=client_ip(request, ctx.settings.trusted_proxies),
+            detail=f"{kind} removed by the user on /account",
+        )
+    return _back(ctx, "factor")
+
+
+async def recovery_codes_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    if not await ctx.factors.has_factor(me.user.id):
+        return _back(ctx, "factor")
+    codes = await ctx.factors.new_recovery_codes(me.user.id)
+    return page(
+        ctx,
+        "totp_done.html",
+        lang=me.lang,
+        t=me.t,
+        codes=codes,
+        already=False,
+        account=ctx.path("/account"),
+        continue_action=None,
+    )
+
+
+async def password_post(request: Request) -> Response:
+    ctx: Context = request.app.state.ctx
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return failure
+    current, new = form.get("current_password", ""), form.get("new_password", "")
+    if not me.user.password_hash:
+        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+    if not (MIN_PASSWORD <= len(new) <= MAX_PASSWORD) or len(current) > MAX_PASSWORD:
+        return error_page(ctx, me.t("account.password_short"), title=me.t("account.password"))
+    if not await ctx.passwords.verify_async(me.user.password_hash, current):
+        return error_page(ctx, me.t("account.password_wrong"), status=401, title=me.t("account.password"))
+    await ctx.store.set_password_hash(me.user.id, await ctx.passwords.hash_async(new))
+    return _back(ctx, "password")

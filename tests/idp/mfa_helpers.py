@@ -1,0 +1,100 @@
+"""Helpers of the second-factor tests: an IdP whose policy asks admins for a factor, a driver of
+the sign-in pages that also answers the second-factor page, and TOTP enrolment through the pages."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from urllib.parse import urlencode
+
+import pyotp
+from joserfc import jwt
+
+from tests.idp.conftest import ISSUER, WEB_REDIRECT, IdP
+from tests.idp.helpers import PASSWORD, callback_params, code_exchange, form_fields, run
+
+
+def mfa_idp(idp_env: dict, roles: str = "admin") -> IdP:
+    return IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, "CAMPUSID_MFA_REQUIRED_ROLES": roles})
+
+
+def follow(client, r):
+    """Follow redirects within the IdP; stop at a page or at a redirect out of it."""
+    for _ in range(10):
+        if r.status_code not in (302, 303):
+            return r
+        location = r.headers["location"]
+        if location.startswith(ISSUER):
+            location = location[len(ISSUER) :]
+        if not location.startswith("/"):
+            return r
+        r = client.get(location)
+    raise AssertionError("too many redirects")
+
+
+def sign_in(client, flow, username: str, code=None, password: str = PASSWORD, consent: str = "allow"):
+    """authorize → login → (second factor: `code()` gives the code) → consent → the callback's
+    parameters; or the response of the first page it cannot get past."""
+    r = follow(client, client.get(f"/oauth/authorize?{urlencode(flow.params)}"))
+    for _ in range(8):
+        if r.status_code in (302, 303):
+            return callback_params(r.headers["location"])
+        if r.status_code != 200:
+            return r
+        if 'id="login-form"' in r.text:
+            action, fields = form_fields(r.text, "login-form")
+            r = follow(client, client.post(action, data={**fields, "username": username, "password": password}))
+        elif 'id="mfa-form"' in r.text:
+            if code is None:
+                return r
+            action, fields = form_fields(r.text, "mfa-form")
+            r = follow(client, client.post(action, data={**fields, "code": code()}))
+        elif 'id="consent-form"' in r.text:
+            action, fields = form_fields(r.text, "consent-form")
+            r = follow(client, client.post(action, data={**fields, "decision": consent}))
+        else:
+            return r
+    raise AssertionError("too many steps")
+
+
+def local_sign_in(client, username: str, next_path: str = "/account", code=None):
+    """Sign in on the IdP's own login page, then go to `next_path`; the last response."""
+    r = follow(client, client.get("/login?next=" + next_path))
+    action, fields = form_fields(r.text, "login-form")
+    r = follow(client, client.post(action, data={**fields, "username": username, "password": PASSWORD}))
+    if code is not None and 'id="mfa-form"' in r.text:
+        action, fields = form_fields(r.text, "mfa-form")
+        r = follow(client, client.post(action, data={**fields, "code": code()}))
+    return r
+
+
+def secret_of(page: str) -> str:
+    match = re.search(r'<code id="totp-secret">([A-Z2-7]+)</code>', page)
+    assert match, page[:1000]
+    return match.group(1)
+
+
+def recovery_codes_of(page: str) -> list[str]:
+    return [html.unescape(c) for c in re.findall(r'<code class="recovery-code">([^<]+)</code>', page)]
+
+
+def enrol_totp(client, page_text: str, at: float | None = None) -> tuple[str, list[str], object]:
+    """Confirm the enrolment shown on `page_text` with the current code: (secret, recovery codes,
+    the confirming response)."""
+    secret = secret_of(page_text)
+    action, fields = form_fields(page_text, "totp-enrol-form")
+    code = pyotp.TOTP(secret).at(at if at is not None else time.time())
+    r = client.post(action, data={**fields, "code": code})
+    assert r.status_code == 200, r.text[:500]
+    codes = recovery_codes_of(r.text)
+    assert len(codes) == 10
+    return secret, codes, r
+
+
+def id_token_claims(idp: IdP, client, flow, callback: dict) -> dict:
+    r = client.post(
+        "/oauth/token", auth=(idp.web_id, idp.web_secret), data=code_exchange(flow, callback["code"], WEB_REDIRECT)
+    )
+    assert r.status_code == 200, r.text
+    return jwt.decode(r.json()["id_token"], run(idp.store, idp.ctx.keys.verification_keys())).claims
