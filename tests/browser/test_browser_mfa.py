@@ -138,3 +138,66 @@ def test_sign_out_everywhere_else_ends_the_other_browsers_session(served, chromi
     b.wait_for_selector("#login-form")  # signed out there
     first.close()
     second.close()
+
+
+def test_passkey_enrol_then_sign_in_with_it_alone_in_chromium(served, chromium):
+    """Chromium's virtual authenticator (the DevTools WebAuthn domain) plays a platform passkey."""
+    issuer = served.issuer
+    context = chromium.new_context()
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+            }
+        },
+    )
+    page.goto(f"{issuer}/account")
+    _password(page)
+    page.wait_for_selector("#passkey-enrol")
+    page.click("#passkey-enrol")
+    page.wait_for_selector("#passkey-count[data-count='1']")
+    page.goto(f"{issuer}/logout")
+    page.click("#logout-form button[type=submit]")
+    verifier, challenge = pkce_pair()
+    params = {
+        "client_id": APP,
+        "redirect_uri": CALLBACK,
+        "response_type": "code",
+        "scope": "openid",
+        "state": "s2",
+        "nonce": "n2",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    page.route(f"{CALLBACK}**", lambda route: route.fulfill(status=200, body="signed in"))
+    page.goto(f"{issuer}/oauth/authorize?{urlencode(params)}")
+    page.click("#passkey-signin")  # no username, no password
+    page.wait_for_selector("#consent-form")
+    page.click("#consent-form button[value=allow]")
+    page.wait_for_url(f"{CALLBACK}**")
+    code = parse_qs(urlsplit(page.url).query)["code"][0]
+    token = httpx.post(
+        f"{issuer}/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": CALLBACK,
+            "client_id": APP,
+            "code_verifier": verifier,
+        },
+        timeout=30,
+    )
+    assert token.status_code == 200, token.text
+    keys = KeySet.import_key_set(httpx.get(f"{issuer}/oauth/jwks", timeout=30).json())
+    claims = jwt.decode(token.json()["id_token"], keys).claims
+    assert {"hwk", "swk"} & set(claims["amr"]) and "pwd" not in claims["amr"]
+    context.close()

@@ -22,7 +22,18 @@ from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import account, authorize, device, device_authorization, health, mfa, pages, resources, token
+from campusid.idp.web import (
+    account,
+    authorize,
+    device,
+    device_authorization,
+    health,
+    mfa,
+    pages,
+    passkeys,
+    resources,
+    token,
+)
 from campusid.idp.web.context import build_context
 from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
 from campusid.idp.web.observe import RequestLayer
@@ -109,6 +120,8 @@ def _routes(ctx, errors: dict) -> list:
         Route("/login", pages.login_get, methods=["GET"]),
         Route("/login", pages.login_post, methods=["POST"]),
         Route("/login/mfa", mfa.mfa_get, methods=["GET"]),
+        Route("/passkey/options", passkeys.options_post, methods=["POST"]),
+        Route("/passkey", passkeys.passkey_post, methods=["POST"]),
         Route("/login/mfa", mfa.mfa_post, methods=["POST"]),
         Route("/account", account.account_get, methods=["GET"]),
         Route("/account/sessions/end", account.end_session_post, methods=["POST"]),

@@ -61,6 +61,16 @@ USE_TOTP_STEP = (
     .values(last_step=bindparam("step"), last_used_at=bindparam("now"))
     .returning(_f.id)
 )
+PASSKEY_BY_CREDENTIAL = select(factors).where(_f.credential_id == bindparam("cred"), _f.kind == PASSKEY)
+USER_PASSKEY_IDS = select(_f.credential_id).where(_f.user_id == bindparam("uid"), _f.kind == PASSKEY)
+# The signature counter only grows (Web Authentication 6.1.1): of two uses of one assertion's
+# counter, one matches.
+USE_PASSKEY = (
+    update(factors)
+    .where(_f.id == bindparam("fid"), _f.sign_count == bindparam("old"))
+    .values(sign_count=bindparam("new"), last_used_at=bindparam("now"))
+    .returning(_f.id)
+)
 DELETE_FACTOR = delete(factors).where(_f.id == bindparam("fid"), _f.user_id == bindparam("uid")).returning(_f.kind)
 DELETE_USER_FACTORS = delete(factors).where(_f.user_id == bindparam("uid")).returning(_f.kind)
 
@@ -123,7 +133,7 @@ class FactorStore:
     """Second factors, recovery codes and the account page (needs the Store's `db` and `sql`)."""
 
     def _prepare_factors(self) -> None:
-        for name in ("CONFIRMED_FACTORS", "PENDING_TOTP"):
+        for name in ("CONFIRMED_FACTORS", "PENDING_TOTP", "PASSKEY_BY_CREDENTIAL"):
             if getattr(self.sql, name).columns != FACTOR_FIELDS:
                 raise StoreError(f"{name} does not return the fields of Factor: {FACTOR_FIELDS}")
 
@@ -181,6 +191,21 @@ class FactorStore:
 
     async def recovery_codes_left(self, user_id: str) -> int:
         return len(await self.db.fetch_all(self.sql.RECOVERY_CODES_LEFT, {"uid": user_id}))
+
+    async def add_passkey(self, factor: Factor) -> None:
+        """Raises Conflict when the credential is registered already."""
+        await self.db.execute(self.sql.INSERT_FACTOR, vars(factor))
+
+    async def passkey_by_credential(self, credential_id: str) -> Factor | None:
+        row = await self.db.fetch_one(self.sql.PASSKEY_BY_CREDENTIAL, {"cred": credential_id})
+        return Factor(*row) if row is not None else None
+
+    async def passkey_ids(self, user_id: str) -> list[str]:
+        return [r[0] for r in await self.db.fetch_all(self.sql.USER_PASSKEY_IDS, {"uid": user_id})]
+
+    async def use_passkey(self, factor_id: str, old_count: int, new_count: int, now: int) -> bool:
+        values = {"fid": factor_id, "old": old_count, "new": new_count, "now": now}
+        return await self.db.fetch_one(self.sql.USE_PASSKEY, values) is not None
 
     async def remove_factor(self, factor_id: str, user_id: str) -> str | None:
         """Remove one of the user's factors (its kind), and the recovery codes with the last one."""

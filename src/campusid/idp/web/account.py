@@ -17,16 +17,17 @@ from starlette.responses import RedirectResponse, Response
 from campusid.idp import events, i18n
 from campusid.idp.protocol.authn import ACR_MFA
 from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.protocol.passkeys import offered
 from campusid.idp.ratelimit import client_ip
-from campusid.idp.store.factors import TOTP
+from campusid.idp.store.factors import PASSKEY, TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import error_page, page, read_form
+from campusid.idp.web.http import PASSKEY_CSP, error_page, page, read_form
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "account"
 MIN_PASSWORD, MAX_PASSWORD = 10, 1024
-DONE = ("session", "others", "app", "factor", "password")
+DONE = ("session", "others", "app", "factor", "password", "passkey")
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,11 @@ async def account_get(request: Request) -> Response:
     sessions = await ctx.store.user_sessions(me.user.id, now)
     factors = await ctx.factors.factors(me.user.id)
     done = request.query_params.get("done")
+    passkeys_offered = offered(ctx.settings.issuer)
     return page(
         ctx,
         "account.html",
+        headers={"Content-Security-Policy": PASSKEY_CSP} if passkeys_offered else None,
         lang=me.lang,
         t=me.t,
         me=me.user,
@@ -90,6 +93,9 @@ async def account_get(request: Request) -> Response:
         sessions=sessions,
         apps=await ctx.store.connected_apps(me.user.id),
         totp=[f for f in factors if f.kind == TOTP],
+        passkeys=[f for f in factors if f.kind == PASSKEY],
+        passkeys_offered=passkeys_offered,
+        mode="enrol",
         codes_left=await ctx.factors.recovery_codes_left(me.user.id) if factors else None,
         local_password=bool(me.user.password_hash),
         csrf=csrf_token(ctx, PURPOSE, me.session.raw_id),

@@ -23,6 +23,10 @@ PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+# Pages with a passkey button run our own script, which fetches the ceremony's options from here.
+PASSKEY_CSP = PAGE_HEADERS["Content-Security-Policy"].replace(
+    "default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';"
+)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # built once, not per response
 

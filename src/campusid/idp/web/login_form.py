@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from campusid.idp.protocol.passkeys import offered
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import page
+from campusid.idp.web.http import PASSKEY_CSP, page
 from campusid.idp.web.sessions import Pending, csrf_token
 
 
@@ -30,11 +31,15 @@ def login_page(
 ) -> Response:
     """The form for a pending interaction (its CSRF token bound to the interaction's cookie
     value); it always posts to /login."""
+    passkeys = offered(ctx.settings.issuer)
+    if passkeys:  # the passkey button runs our own script (static/passkey.js)
+        headers = {**(headers or {}), "Content-Security-Policy": PASSKEY_CSP}
     return page(
         ctx,
         "login.html",
         status=status,
         headers=headers,
+        passkeys=passkeys,
         error=error,
         username=username,
         csrf=csrf_token(ctx, "login", pending.raw_id),

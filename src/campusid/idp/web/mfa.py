@@ -11,7 +11,7 @@ factor, and "Continue" finishes the sign-in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -20,11 +20,12 @@ from starlette.responses import RedirectResponse, Response
 from campusid.idp import events, i18n
 from campusid.idp.protocol import mfa
 from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.protocol.passkeys import offered
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import error_page, page, query_params, read_form
+from campusid.idp.web.http import PASSKEY_CSP, error_page, page, query_params, read_form
 from campusid.idp.web.pages import MFA_KIND, _local_next, continue_sign_in, unwrap_second_factor
 from campusid.idp.web.sessions import (
     CurrentSession,
@@ -67,11 +68,15 @@ def _mfa_page(
     headers: dict | None = None,
 ) -> Response:
     lang, t = _lang(request)
+    passkeys = bool(pending.params.get("passkeys")) and offered(ctx.settings.issuer)
+    if passkeys:
+        headers = {**(headers or {}), "Content-Security-Policy": PASSKEY_CSP}
     return page(
         ctx,
         "mfa.html",
         status=status,
         headers=headers,
+        passkeys=passkeys,
         lang=lang,
         t=t,
         error=error,
@@ -88,6 +93,8 @@ async def mfa_get(request: Request) -> Response:
         return error_page(ctx, EXPIRED, title="Sign-in expired")
     if pending.params.get("step") == mfa.ENROL and not pending.params.get("done"):
         return _see_other(ctx.path("/account/security/totp"))
+    if offered(ctx.settings.issuer) and await ctx.store.passkey_ids(pending.interaction.user_id):
+        pending = Pending(pending.raw_id, replace(pending.interaction, params={**pending.params, "passkeys": True}))
     return _mfa_page(ctx, request, pending)
 
 

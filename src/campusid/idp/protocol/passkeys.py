@@ -1,0 +1,154 @@
+"""Passkeys (Web Authentication Level 2, W3C): where they are offered, the relying party this
+server is, and the ceremonies' checks, done by py_webauthn (challenge, origin, RP ID hash, user
+presence and verification flags, signature, and the signature counter of 6.1.1).
+
+Browsers refuse WebAuthn on an IP-address origin (the RP ID must be a registrable domain or
+`localhost`, Web Authentication 5.1.4.1 / 13.4.9), so passkeys are offered only where the issuer's
+host is a name.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass
+
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from campusid.issuer import Issuer
+
+MAX_CREDENTIAL_JSON = 16 * 1024
+HWK, SWK = "hwk", "swk"
+
+
+class PasskeyRefused(ValueError):
+    """A WebAuthn response that is refused; the message is for the person."""
+
+
+def offered(issuer: Issuer) -> bool:
+    """Passkeys need a host name (localhost included), never an IP address."""
+    try:
+        ipaddress.ip_address(issuer.host.strip("[]"))
+    except ValueError:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class RelyingParty:
+    """This server as a WebAuthn relying party: its RP ID (the issuer's host) and origin."""
+
+    rp_id: str
+    origin: str
+    name: str = "campusid"
+
+    @classmethod
+    def of(cls, issuer: Issuer) -> RelyingParty:
+        port = f":{issuer.port}" if issuer.port else ""
+        return cls(rp_id=issuer.host, origin=f"{issuer.scheme}://{issuer.host}{port}")
+
+    def registration_options(self, user_id: str, username: str, display: str, existing: list[str]) -> tuple[str, dict]:
+        """(challenge, options for navigator.credentials.create) for a discoverable credential
+        with user verification, excluding the user's existing ones."""
+        options = generate_registration_options(
+            rp_id=self.rp_id,
+            rp_name=self.name,
+            user_name=username,
+            user_id=user_id.encode(),
+            user_display_name=display,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.REQUIRED,
+                user_verification=UserVerificationRequirement.REQUIRED,
+            ),
+            exclude_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in existing],
+        )
+        return bytes_to_base64url(options.challenge), json.loads(options_to_json(options))
+
+    def authentication_options(self, allowed: list[str] | None) -> tuple[str, dict]:
+        """(challenge, options for navigator.credentials.get): any discoverable credential
+        (`allowed` None: sign-in without a password) or one of the user's (second factor)."""
+        options = generate_authentication_options(
+            rp_id=self.rp_id,
+            allow_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in allowed or []],
+            user_verification=UserVerificationRequirement.REQUIRED,
+        )
+        return bytes_to_base64url(options.challenge), json.loads(options_to_json(options))
+
+    def verify_registration(self, credential: str, challenge: str) -> tuple[str, bytes, int]:
+        """(credential id, COSE public key, sign count) of a verified registration."""
+        try:
+            verified = verify_registration_response(
+                credential=_json(credential),
+                expected_challenge=base64url_to_bytes(challenge),
+                expected_rp_id=self.rp_id,
+                expected_origin=self.origin,
+                require_user_verification=True,
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise PasskeyRefused(f"The passkey could not be registered: {_reason(exc)}") from None
+        return bytes_to_base64url(verified.credential_id), verified.credential_public_key, verified.sign_count
+
+    def verify_authentication(
+        self, credential: str, challenge: str, public_key: bytes, sign_count: int
+    ) -> tuple[int, str]:
+        """(new sign count, RFC 8176 method) of a verified assertion. A counter that did not grow
+        past the stored one (when either is non-zero) means a cloned authenticator and is refused
+        (Web Authentication 6.1.1)."""
+        try:
+            verified = verify_authentication_response(
+                credential=_json(credential),
+                expected_challenge=base64url_to_bytes(challenge),
+                expected_rp_id=self.rp_id,
+                expected_origin=self.origin,
+                credential_public_key=public_key,
+                credential_current_sign_count=sign_count,
+                require_user_verification=True,
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise PasskeyRefused(f"The passkey was not accepted: {_reason(exc)}") from None
+        # A passkey that cannot leave its device is a hardware key; a synced one, a software key.
+        method = SWK if verified.credential_backed_up else HWK
+        return verified.new_sign_count, method
+
+
+def credential_id_of(credential: str) -> str:
+    """The credential's id (base64url) as the response names it, before any check."""
+    data = _json(credential)
+    raw = data.get("rawId") or data.get("id")
+    if not isinstance(raw, str) or not raw or len(raw) > 1400:
+        raise PasskeyRefused("The passkey response does not name a credential.")
+    try:
+        return bytes_to_base64url(base64url_to_bytes(raw))
+    except (ValueError, TypeError):
+        raise PasskeyRefused("The passkey response does not name a credential.") from None
+
+
+def _json(credential: str) -> dict:
+    if not credential or len(credential) > MAX_CREDENTIAL_JSON:
+        raise PasskeyRefused("The passkey response is missing or too large.")
+    try:
+        data = json.loads(credential)
+    except ValueError:
+        raise PasskeyRefused("The passkey response is not valid.") from None
+    if not isinstance(data, dict):
+        raise PasskeyRefused("The passkey response is not valid.")
+    return data
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:200]
