@@ -289,3 +289,42 @@ def test_a_developer_is_asked_to_enrol_when_the_policy_names_developers(idp_env)
             assert 'id="totp-enrol-form"' in r.text
     finally:
         idp.store.close()
+
+
+def test_a_require_mfa_device_app_is_not_approved_from_a_password_only_session(idp, browser):
+    from tests.idp.device_helpers import enter_code, start
+    from tests.idp.helpers import run
+
+    apps = idp.ctx.apps
+
+    async def strict_bot() -> None:
+        await apps.create(
+            name="Strict bot",
+            app_type="native",
+            redirect_uris=["http://127.0.0.1/cb"],
+            scopes=["openid"],
+            owner="dev",
+            client_id="strict-bot",
+            grant_types=["device_code"],
+        )
+        await apps.submit("strict-bot")
+        await apps.approve("strict-bot", by="admin", grant_types=["device_code"], require_mfa=True)
+        await apps.activate("strict-bot")
+
+    run(idp.store, strict_bot())
+    local_sign_in(browser, "alice", "/account")  # a password-only session
+    user_code = start(browser, "strict-bot", scope="openid").json()["user_code"]
+    r = enter_code(browser, idp.issuer, user_code)
+    assert r.headers["location"] == "/device/consent"
+    r = browser.get("/device/consent")
+    assert r.status_code == 303 and r.headers["location"] == "/login"  # not the consent page
+    r = follow(browser, r)
+    action, fields = form_fields(r.text, "login-form")
+    from tests.idp.helpers import PASSWORD
+
+    r = follow(browser, browser.post(action, data={**fields, "username": "alice", "password": PASSWORD}))
+    assert 'id="totp-enrol-form"' in r.text  # a factor first
+    secret, _, r = enrol_totp(browser, r.text)
+    action, fields = form_fields(r.text, "continue-form")
+    r = follow(browser, browser.post(action, data=fields))
+    assert 'id="consent-form"' in r.text and "Strict bot" in r.text

@@ -23,7 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from campusid.idp import i18n
 from campusid.idp.apps.states import ACTIVE
 from campusid.idp.crypto import new_token
-from campusid.idp.protocol import device
+from campusid.idp.protocol import device, mfa
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.ratelimit import Refusal
 from campusid.idp.store.devices import APPROVED, DENIED
@@ -229,6 +229,10 @@ async def _consent_context(ctx: Context, request: Request) -> tuple[Pending, Sig
     usable = client is not None and client.state == ACTIVE and device.SHORT_NAME in client.granted_grant_types
     if code is None or not usable or code.client_id != client.client_id:
         return _message(ctx, request, "gone", status=400)
+    if pending.interaction.sign_in is None and not mfa.session_satisfies(
+        subject, app_requires=client.require_mfa, acr_mfa=False
+    ):
+        return _see_other(ctx.path("/login"))  # this app needs a second factor: sign in again with it
     return pending, subject, code, client
 
 
