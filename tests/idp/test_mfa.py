@@ -328,3 +328,32 @@ def test_a_require_mfa_device_app_is_not_approved_from_a_password_only_session(i
     action, fields = form_fields(r.text, "continue-form")
     r = follow(browser, browser.post(action, data=fields))
     assert 'id="consent-form"' in r.text and "Strict bot" in r.text
+
+
+def test_the_wrong_code_limit_is_shared_through_redis(idp_env):
+    """With CAMPUSID_REDIS_URL the counters live in Redis, so every worker sees the same lock: a
+    second app on the same database and Redis (another worker) refuses the sixth attempt too."""
+    env = {**idp_env, "CAMPUSID_REDIS_URL": "redis://127.0.0.1:6379/0"}
+    first = mfa_idp(env)
+    try:
+        from campusid.idp.app import create_app
+
+        second_app = create_app(first.settings)
+        with first.client() as browser:
+            secret, _ = _enrolled(first, browser)
+            browser.cookies.clear()
+            r = sign_in(browser, auth_params(first.web_id, WEB_REDIRECT), "alice")
+            action, fields = form_fields(r.text, "mfa-form")
+            right = pyotp.TOTP(secret).at(time.time() + 30)
+            wrong = f"{(int(right) + 1) % 1_000_000:06d}"
+            for _ in range(5):
+                assert browser.post(action, data={**fields, "code": wrong}).status_code == 401
+            cookies = dict(browser.cookies)
+        from starlette.testclient import TestClient
+
+        with TestClient(second_app, base_url=first.issuer, follow_redirects=False, cookies=cookies) as other:
+            r = other.post(action, data={**fields, "code": right})
+            assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+        second_app.state.ctx.store.close()
+    finally:
+        first.store.close()
