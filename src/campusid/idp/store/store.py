@@ -58,6 +58,7 @@ class Ended:
 
 
 _CLIENT_WIDTH = len(fields(Client))
+_REQUIRE_MFA_AT = [f.name for f in fields(Client)].index("require_mfa")
 
 
 def _json(value: Any) -> Any:
@@ -81,6 +82,7 @@ def _client(raw: tuple) -> Client:
     # redirect_uris, scopes, granted_scopes, justifications, revision, grant_types, granted_grant_types
     for i in (6, 7, 8, 9, 11, 16, 17):
         values[i] = _frozen(_json(values[i]))
+    values[_REQUIRE_MFA_AT] = bool(values[_REQUIRE_MFA_AT])  # SQLite hands a Boolean back as 0 or 1
     return Client(*values)
 
 
