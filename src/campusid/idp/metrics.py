@@ -51,7 +51,13 @@ REQUESTS = Histogram(
 )
 
 # The limits of the rate limiter (named like their settings), the only `limit` label values.
-LIMITS = ("attempts_per_ip", "failed_per_account", "logins_per_user_client", "token_per_client")
+LIMITS = (
+    "attempts_per_ip",
+    "failed_per_account",
+    "logins_per_user_client",
+    "token_per_client",
+    "second_factor_per_account",
+)
 
 # Event types that are figures too (the other events are only stored).
 _EVENT_COUNTERS = {

@@ -232,7 +232,7 @@ class Limiter:
             until = await self._count(self.windows.blocked, self._id("mfa", user_id), self.limits.failed_per_account)
         except CountersUnavailable:
             return self._closed()
-        return None if until is None else self._limited(until)
+        return None if until is None else self._limited(until, "second_factor_per_account")
 
     async def wrong_second_factor(self, user_id: str) -> Refusal | None:
         """A wrong code counts against the account and is answered as an ordinary failure; the
