@@ -76,6 +76,7 @@ olcDbMaxSize: 67108864
 olcDbIndex: objectClass eq
 olcDbIndex: uid eq
 olcDbIndex: member eq
+olcLimits: dn.exact="{SERVICE_DN}" size.soft=unlimited size.hard=unlimited size.prtotal=unlimited
 olcAccess: to attrs=userPassword by self write by anonymous auth by * none
 olcAccess: to * by users read by * none
 """

@@ -5,6 +5,7 @@ their sessions end, their refresh token stops working and they cannot sign in ag
 from __future__ import annotations
 
 import json
+import re
 
 from tests.conftest import free_port, run_cli
 from tests.directory.helpers import new_uid, post_login
@@ -101,3 +102,23 @@ def test_sync_disables_nobody_when_the_directory_returns_nobody(dir_idp):
         {**dir_idp.env, "CAMPUSID_LDAP_URL": f"ldap://127.0.0.1:{free_port()}"}, "directory", "sync", check=False
     )
     assert down.returncode == 1 and "cannot be read" in down.stderr and "Traceback" not in down.stderr
+
+
+def test_sync_reads_a_directory_larger_than_a_page_and_reports_progress(make_idp, own_slapd):
+    people = "".join(
+        f"dn: uid=bulk{i:04d},{PEOPLE}\nchangetype: add\nobjectClass: inetOrgPerson\nuid: bulk{i:04d}\n"
+        f"cn: Bulk {i}\nsn: Bulk\nuserPassword: bulk-pw\n\n"
+        for i in range(1200)
+    )
+    own_slapd.modify(people)
+    idp = make_idp(own_slapd.url)
+    with idp.client() as browser:
+        for uid in ("bulk1199", "bulk0000", "mei"):
+            assert post_login(browser, uid, "mei-pw" if uid == "mei" else "bulk-pw").status_code == 303
+    proc = run_cli(idp.env, "directory", "sync")
+    counts = [int(n) for n in re.findall(r"read (\d+) directory entries", proc.stderr)]
+    assert len(counts) >= 3 and counts == sorted(counts) and counts[-1] >= 1200, proc.stderr
+    assert "disabled 0" in proc.stdout
+    own_slapd.modify(f"dn: uid=bulk1199,{PEOPLE}\nchangetype: delete\n")
+    result = json.loads(run_cli(idp.env, "directory", "sync", "--json").stdout)
+    assert result == {"checked": 3, "disabled": ["bulk1199"], "errors": []}

@@ -232,14 +232,15 @@ class Directory:
     async def stable_ids(self, progress: Callable[[int], None] | None = None) -> set[str]:
         """The stable identifier of every person the user filter admits (`directory sync`),
         read page by page (RFC 2696) so a directory of any size is never one answer."""
-        return await self._run(self._stable_ids, progress)
+        # no bound on the whole read (a large directory takes its time); each page has the timeout
+        return await self._run(self._stable_ids, progress, bounded=False)
 
-    async def _run(self, fn: Callable, *args) -> Any:
+    async def _run(self, fn: Callable, *args, bounded: bool = True) -> Any:
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="campusid-ldap")
         # a bound on the whole call, beyond the per-operation timeouts the library applies
-        budget = self.settings.timeout * (len(self.settings.urls) + 2) + 5
+        budget = self.settings.timeout * (len(self.settings.urls) + 2) + 5 if bounded else None
         try:
             return await asyncio.wait_for(loop.run_in_executor(self._pool, fn, *args), budget)
         except TimeoutError:
@@ -459,7 +460,13 @@ class Directory:
                 if progress is not None:
                     progress(len(ids))
 
-        self._with("service", read_all)
+        try:
+            self._with("service", read_all)
+        except ldap.SIZELIMIT_EXCEEDED:
+            raise DirectoryUnavailable(
+                f"the directory stopped after {len(ids)} entries (its size limit): let the service account read "
+                "every person (OpenLDAP: olcLimits size.prtotal=unlimited for its DN)"
+            ) from None
         return ids
 
 
