@@ -107,3 +107,21 @@ def test_the_login_page_and_the_console_show_where_accounts_come_from(dir_idp):
     admin_row = en[en.index("<code>admin</code>") :].split("</tr>")[0]
     assert "University directory" in mei_row and "Local account" in admin_row
     assert "学校目录" in zh and "本地账户" in zh
+
+
+def test_without_the_directory_its_copies_cannot_sign_in(dir_idp):
+    from starlette.testclient import TestClient
+
+    from campusid.idp.app import create_app
+    from campusid.idp.settings import load_settings
+
+    web_sign_in(dir_idp, "mei", "mei-pw")
+    plain = {k: v for k, v in dir_idp.env.items() if not k.startswith("CAMPUSID_LDAP_")}
+    app = create_app(load_settings(plain))
+    try:
+        with TestClient(app, base_url=dir_idp.issuer, follow_redirects=False) as browser:
+            for password in ("mei-pw", "!directory", ""):
+                assert post_login(browser, "mei", password).status_code in (400, 401)
+            assert post_login(browser, "alice", PASSWORD).status_code == 303  # local accounts still do
+    finally:
+        app.state.ctx.store.close()

@@ -147,7 +147,9 @@ async def login_post(request: Request) -> Response:
         ok = user is not None
         user_id, disabled_at = (user.id, user.disabled_at) if user is not None else (None, None)
     else:
-        ok = await ctx.passwords.verify_async(stored_hash, password)  # None: the dummy hash, same time
+        # None: the dummy hash, same time (a directory copy has no local hash: the same answer and time)
+        local_hash = stored_hash if interaction.login.source != DIRECTORY else None
+        ok = await ctx.passwords.verify_async(local_hash, password)
     if limiter is not None:
         refusal = await limiter.after_password(username, request, ok)
         if refusal is not None:
