@@ -14,17 +14,31 @@ import pytest
 
 from tests.conftest import BIN, active_app, add_users, start_server
 from tests.e2e.test_e2e_serve_workers import two_workers, wait_for
-from tests.idp.helpers import PASSWORD
+from tests.idp.helpers import PASSWORD, auth_params, code_exchange, login_through_pages
 from tests.idp.metrics_scenario import EXPECTED, FAILED_LIMIT, METRICS_TOKEN, run_script, scrape
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1/callback"
+WEB_REDIRECT = "https://rp.example.edu/callback"
+
+
+def web_client_flow(c: httpx.Client, issuer: str, env: dict) -> dict:
+    """A confidential client's code flow (Basic authentication), with one wrong secret first."""
+    flow = auth_params(env["WEB_ID"], WEB_REDIRECT, scope="openid profile")
+    cb = login_through_pages(c, issuer, flow, "alice")
+    data = code_exchange(flow, cb["code"], WEB_REDIRECT)
+    wrong = c.post("/oauth/token", data=data, auth=(env["WEB_ID"], env["WEB_SECRET"][:-2] + "xx"))
+    assert wrong.status_code == 401
+    r = c.post("/oauth/token", data=data, auth=(env["WEB_ID"], env["WEB_SECRET"]))
+    assert r.status_code == 200, r.text
+    return {"web_code": cb["code"], "web_verifier": flow.verifier, "web_id_token": r.json()["id_token"]}
 
 
 @pytest.fixture
 def env(idp_env, tmp_path):
     add_users(idp_env, PASSWORD, ("alice", "student"), ("bob", "student"), ("dev", "developer"), ("admin", "admin"))
     app = active_app(idp_env, "n", "native", REDIRECT, "openid", "offline_access")
+    web = active_app(idp_env, "w", "web", WEB_REDIRECT, "openid", "profile")
     (tmp_path / "tmp").mkdir()
     return {
         **idp_env,
@@ -34,7 +48,13 @@ def env(idp_env, tmp_path):
         "CAMPUSID_LOG_FORMAT": "json",
         "TMPDIR": str(tmp_path / "tmp"),  # where serve makes its metrics directory
         "CLIENT_ID": app["client_id"],
+        "WEB_ID": web["client_id"],
+        "WEB_SECRET": web["client_secret"],
     }
+
+
+SUCCESS = ("campusid_logins_total", (("outcome", "success"),))
+CODE_TOKENS = ("campusid_tokens_issued_total", (("grant_type", "authorization_code"),))
 
 
 def _figures(text: dict) -> dict:
@@ -50,17 +70,21 @@ def test_two_workers_show_exactly_the_scripted_counts_and_log_json_without_secre
         assert oct(metrics_dir[0].stat().st_mode & 0o777) == "0o700"
         with httpx.Client(base_url=server.issuer, timeout=30) as c:
             seen = run_script(c, server.issuer, env["CLIENT_ID"], REDIRECT)
-            assert _figures(scrape(c, "/metrics")) == EXPECTED
             # the figures are summed over both workers' files, whichever answers the scrape
             for _ in range(6):
                 assert _figures(scrape(c, "/metrics")) == EXPECTED
+            # a confidential client's flow: one more sign-in and one more code exchange
+            seen.update(web_client_flow(c, server.issuer, env))
+            expected = {**EXPECTED, SUCCESS: EXPECTED[SUCCESS] + 1, CODE_TOKENS: EXPECTED[CODE_TOKENS] + 1}
+            assert _figures(scrape(c, "/metrics")) == expected
             r = c.get("/metrics")
             assert r.status_code == 401 and "campusid_" not in r.text
             victim = min(two_workers(server.proc.pid))
             os.kill(victim, signal.SIGKILL)
             assert wait_for(lambda: two_workers(server.proc.pid, without=victim)), "the worker was not replaced"
             # the killed worker's counts stay in the sum
-            assert wait_for(lambda: _figures(scrape(c, "/metrics")) == EXPECTED)
+            for _ in range(6):
+                assert _figures(scrape(c, "/metrics")) == expected
             r = c.get("/readyz")
             assert r.status_code == 200 and r.json()["checks"] == {"database": "ok", "keys": "ok", "redis": "ok"}
         server.proc.send_signal(signal.SIGTERM)
@@ -76,10 +100,19 @@ def test_two_workers_show_exactly_the_scripted_counts_and_log_json_without_secre
     requests = [r for r in records if r["event"] == "request"]
     assert len(requests) >= 15
     token_lines = [r for r in requests if r["route"] == "/oauth/token"]
-    assert token_lines and all(r["client_id"] == env["CLIENT_ID"] for r in token_lines)
+    # the client where the request authenticated one; none for the wrong secret
+    by_status = {(r["status"], r.get("client_id")) for r in token_lines}
+    assert (200, env["CLIENT_ID"]) in by_status and (200, env["WEB_ID"]) in by_status
+    assert (401, None) in by_status and (400, env["CLIENT_ID"]) in by_status  # the replay and the reuse
+    assert all(r.get("client_id") for r in token_lines if r["status"] != 401)
     assert all(len(r["request_id"]) == 32 and r["method"] in ("GET", "POST") for r in requests)
     assert all({"status", "duration_ms"} <= r.keys() for r in requests)
-    secrets = {**seen, "secret_key": env["CAMPUSID_SECRET_KEY"], "metrics_token": METRICS_TOKEN}
+    secrets = {
+        **seen,
+        "client_secret": env["WEB_SECRET"],
+        "secret_key": env["CAMPUSID_SECRET_KEY"],
+        "metrics_token": METRICS_TOKEN,
+    }
     for name, value in secrets.items():
         assert value not in stderr, f"the {name} is in the log"
 
