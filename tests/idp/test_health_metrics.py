@@ -3,6 +3,7 @@ and logs"); the same against real `campusid serve` processes is in tests/e2e."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -270,3 +271,21 @@ def test_the_device_authorization_endpoint_applies_and_counts_the_client_limit(i
         assert _limited(scrape(c, "/metrics"), "token_per_client") - before == 1
     finally:
         idp.store.close()
+
+
+def test_a_worker_marks_workers_that_died_as_dead_and_keeps_their_counts(tmp_path):
+    """prometheus-client's multiprocess mode: a starting worker marks the files of dead workers
+    (their live gauges go; their counters stay in the sum)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for name in (f"gauge_liveall_{dead.pid}.db", f"gauge_livesum_{dead.pid}.db", f"counter_{dead.pid}.db"):
+        (tmp_path / name).write_bytes(b"")
+    code = "from campusid.idp import metrics; metrics.worker_started(); metrics.LOGINS.labels(outcome='success').inc()"
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    names = {p.name for p in tmp_path.iterdir()}
+    assert f"gauge_liveall_{dead.pid}.db" not in names and f"gauge_livesum_{dead.pid}.db" not in names
+    assert f"counter_{dead.pid}.db" in names and any(n.startswith("counter_") and str(dead.pid) not in n for n in names)
