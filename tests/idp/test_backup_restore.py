@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import httpx
+import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
@@ -43,6 +44,7 @@ def refresh(server, client_id: str, token: str) -> dict:
     return body
 
 
+@pytest.mark.timeout(300)
 def test_backup_wipe_restore_then_sign_in_and_refresh(idp_env, tmp_path):
     env = {k: v for k, v in idp_env.items() if k != "CAMPUSID_SECRET_KEY"}  # generated into the data dir
     data_dir = Path(env["CAMPUSID_DATA_DIR"])

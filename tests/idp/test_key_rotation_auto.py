@@ -66,6 +66,7 @@ def test_rotation_days_zero_and_purge_interval_zero_turn_housekeeping_off(idp):
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(300)
 def test_every_id_token_verifies_against_the_jwks_fetched_after_it_through_two_rotations(idp_env):
     env = {
         **idp_env,
