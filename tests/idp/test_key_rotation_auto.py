@@ -120,3 +120,35 @@ def test_every_id_token_verifies_against_the_jwks_fetched_after_it_through_two_r
             assert [e["detail"].split(":")[0] for e in events] == ["automatic", "by hand"]
     finally:
         server.stop()
+
+
+@pytest.mark.serial
+@pytest.mark.timeout(300)
+def test_two_workers_due_at_once_rotate_once(idp_env):
+    env = {**idp_env, "CAMPUSID_PURGE_INTERVAL": "1", "CAMPUSID_KEY_ROTATION_DAYS": "90"}
+    server = start_server(env, "--workers", "2")
+    try:
+        url = env["CAMPUSID_DATABASE_URL"]
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(text("SELECT count(*) FROM signing_keys")).scalar_one() == 2
+        finally:
+            engine.dispose()
+        age_keys(url, 91 * DAY)  # both workers' next runs find the keys due
+
+        def rotations() -> list[dict]:
+            out = run_cli(env, "events", "list", "--type", "key_rotated", "--json").stdout
+            return json.loads(out)["events"]
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not rotations():
+            time.sleep(0.2)
+        first = time.monotonic()
+        while time.monotonic() < first + 4:  # four more runs of each worker
+            time.sleep(0.5)
+        assert len(rotations()) == 1
+        keys = json.loads(run_cli(env, "keys", "list", "--json").stdout)["keys"]
+        assert len(keys) == 4 and sorted(k["alg"] for k in keys) == ["ES256", "ES256", "RS256", "RS256"]
+    finally:
+        server.stop()
