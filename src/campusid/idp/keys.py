@@ -123,9 +123,9 @@ class KeyManager:
 
     async def due_for_rotation(self, max_age: int) -> bool:
         """Whether the newest key in the database (another worker's included) is `max_age` seconds
-        old or older."""
+        old or older (never before `load` has made the first keys)."""
         rows = await self._store.keys()
-        return not rows or int(time.time()) - max(row.created_at for row in rows) >= max_age
+        return bool(rows) and int(time.time()) - max(row.created_at for row in rows) >= max_age
 
     # -- cache ----------------------------------------------------------------------------
     async def reload(self) -> None:
