@@ -48,6 +48,7 @@ for sub, name in (
 out = Console()
 err = Console(stderr=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+AdminOpt = Annotated[str, typer.Option(help="The admin who makes the change.")]
 ROLES = ("student", "developer", "admin")
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # read by idp/metrics.py in each worker
 T = TypeVar("T")
@@ -203,21 +204,13 @@ def _account_command(username: str, by: str, as_json: bool, enable: bool) -> Non
 
 
 @users_app.command("disable")
-def users_disable(
-    username: str,
-    by: Annotated[str, typer.Option(help="The admin who disables the account.")],
-    as_json: JsonOpt = False,
-):
+def users_disable(username: str, by: AdminOpt, as_json: JsonOpt = False):
     """Disable an account: it cannot sign in; its sessions end and its tokens are revoked at once."""
     _account_command(username, by, as_json, enable=False)
 
 
 @users_app.command("enable")
-def users_enable(
-    username: str,
-    by: Annotated[str, typer.Option(help="The admin who enables the account.")],
-    as_json: JsonOpt = False,
-):
+def users_enable(username: str, by: AdminOpt, as_json: JsonOpt = False):
     """Let a disabled account sign in again."""
     _account_command(username, by, as_json, enable=True)
 
@@ -497,13 +490,13 @@ def apps_activate(client_id: str, as_json: JsonOpt = False):
 
 
 @apps_app.command("suspend")
-def apps_suspend(client_id: str, by: Annotated[str, typer.Option()], as_json: JsonOpt = False):
+def apps_suspend(client_id: str, by: AdminOpt, as_json: JsonOpt = False):
     """Suspend an active app."""
     _run_app(as_json, lambda svc: svc.apps.suspend(client_id, by))
 
 
 @apps_app.command("reinstate")
-def apps_reinstate(client_id: str, by: Annotated[str, typer.Option()], as_json: JsonOpt = False):
+def apps_reinstate(client_id: str, by: AdminOpt, as_json: JsonOpt = False):
     """Reinstate a suspended app."""
     _run_app(as_json, lambda svc: svc.apps.reinstate(client_id, by))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -236,12 +236,22 @@ async def _consent_context(ctx: Context, request: Request) -> tuple[Pending, Sig
     return pending, subject, code, client
 
 
-async def device_consent_get(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    found = await _consent_context(ctx, request)
-    if isinstance(found, Response):
-        return found
-    pending, subject, code, client = found
+def _consent_step(step: Callable[..., Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """A consent handler that runs `step` with the context of :func:`_consent_context`, or ends the visit."""
+
+    async def handler(request: Request) -> Response:
+        ctx: Context = request.app.state.ctx
+        found = await _consent_context(ctx, request)
+        return found if isinstance(found, Response) else await step(ctx, request, *found)
+
+    handler.__name__ = step.__name__
+    return handler
+
+
+@_consent_step
+async def device_consent_get(
+    ctx: Context, request: Request, pending: Pending, subject: SignIn, code: DeviceCode, client: Client
+) -> Response:
     lang, t = _language(request)
     user = await ctx.store.user(subject.user_id)
     return page(
@@ -257,12 +267,10 @@ async def device_consent_get(request: Request) -> Response:
     )
 
 
-async def device_consent_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    found = await _consent_context(ctx, request)
-    if isinstance(found, Response):
-        return found
-    pending, subject, code, client = found
+@_consent_step
+async def device_consent_post(
+    ctx: Context, request: Request, pending: Pending, subject: SignIn, code: DeviceCode, client: Client
+) -> Response:
     _, t = _language(request)
     try:
         form = await read_form(request)

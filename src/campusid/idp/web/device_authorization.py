@@ -19,15 +19,14 @@ from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import device
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.protocol.client_auth import credentials
-from campusid.idp.protocol.errors import InvalidClient, InvalidScope, OAuthError
+from campusid.idp.protocol.errors import InvalidScope, OAuthError
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.store import Conflict
 from campusid.idp.store.devices import PENDING
 from campusid.idp.store.rows import Client, DeviceCode
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
+from campusid.idp.web.http import NO_STORE, client_error_response, json_response, read_form
 from campusid.idp.web.token import (
-    BASIC_CHALLENGE,
     TokenRequest,
     apply_client_limit,
     authenticate_client,
@@ -101,19 +100,14 @@ async def device_authorization(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     try:
         form = await read_form(request)
-    except OAuthError as exc:
-        return oauth_error_response(exc)
-    try:
         req = TokenRequest(form, *credentials(request.headers.get("authorization"), form), request=request)
         client = await authenticate_client(ctx, req)
         check_device_grant_granted(client)
         await apply_client_limit(ctx, client)
         scopes = check_device_scope(client, form.get("scope"))
         device_code, user_code, row = await issue_device_code(ctx, client, scopes)
-    except InvalidClient as exc:
-        return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
-        return oauth_error_response(exc)
+        return client_error_response(exc)
     await ctx.events.record(
         events.DEVICE_CODE_ISSUED,
         client_id=client.client_id,

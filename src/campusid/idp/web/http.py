@@ -8,7 +8,7 @@ import json
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from campusid.idp.protocol.errors import InvalidRequest, OAuthError
+from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
 from campusid.idp.protocol.params import parse_urlencoded
 
 MAX_BODY = 64 * 1024
@@ -82,6 +82,17 @@ def oauth_error_response(exc: OAuthError, headers: dict | None = None) -> Respon
     if retry is not None:
         out["Retry-After"] = str(int(retry))
     return json_response(exc.body(), exc.status, out)
+
+
+BASIC_CHALLENGE = {"WWW-Authenticate": 'Basic realm="campusid", charset="UTF-8"'}
+
+
+def client_error_response(exc: OAuthError, headers: dict | None = None) -> Response:
+    """The error of an endpoint that authenticates the client: ``invalid_client`` is a 401 with a
+    Basic challenge (RFC 6749 section 5.2), any other error goes out with ``headers``."""
+    if isinstance(exc, InvalidClient):
+        return oauth_error_response(exc, BASIC_CHALLENGE)
+    return oauth_error_response(exc, headers)
 
 
 def page(ctx, template: str, status: int = 200, headers: dict | None = None, **values) -> HTMLResponse:

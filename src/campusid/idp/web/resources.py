@@ -20,10 +20,15 @@ from campusid.idp.protocol.authn import ACR_MFA, ACR_PASSWORD
 from campusid.idp.protocol.client_auth import authenticate
 from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
 from campusid.idp.protocol.params import parse_urlencoded
-from campusid.idp.store.rows import Grant, RefreshToken
+from campusid.idp.store.rows import Client, Grant, RefreshToken
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_body, read_form
-from campusid.idp.web.token import BASIC_CHALLENGE
+from campusid.idp.web.http import (
+    NO_STORE,
+    client_error_response,
+    json_response,
+    read_body,
+    read_form,
+)
 
 CORS_ANY = {"Access-Control-Allow-Origin": "*"}
 
@@ -156,19 +161,26 @@ async def _find_token(ctx: Context, token: str) -> FoundRefreshToken | dict | No
     return claims
 
 
+async def _client_and_token(ctx: Context, request: Request, *, confidential: bool = False) -> tuple[Client, str]:
+    """The authenticated client (RFC 6749 section 2.3; a confidential one where `confidential`) and
+    the `token` parameter it sends (RFC 7009 section 2.1, RFC 7662 section 2.1)."""
+    form = await read_form(request)
+    client = await authenticate(ctx.store.client, request.headers.get("authorization"), form)
+    if confidential and client.type != "web":
+        raise InvalidClient("introspection needs a confidential client")
+    token = form.get("token")
+    if not token:
+        raise InvalidRequest("token is required")
+    return client, token
+
+
 async def revoke(request: Request) -> Response:
     """RFC 7009: 200 for any token, ours or not; revoking either kind ends the grant behind it."""
     ctx: Context = request.app.state.ctx
     try:
-        form = await read_form(request)
-        client = await authenticate(ctx.store.client, request.headers.get("authorization"), form)
-        token = form.get("token")
-        if not token:
-            raise InvalidRequest("token is required")
-    except InvalidClient as exc:
-        return oauth_error_response(exc, BASIC_CHALLENGE)
+        client, token = await _client_and_token(ctx, request)
     except OAuthError as exc:
-        return oauth_error_response(exc)
+        return client_error_response(exc)
     found = await _find_token(ctx, token)
     if isinstance(found, FoundRefreshToken):
         grant_id, owner = found.grant.id, found.grant.client_id
@@ -183,17 +195,9 @@ async def introspect(request: Request) -> Response:
     """RFC 7662 for confidential clients, about tokens issued to them."""
     ctx: Context = request.app.state.ctx
     try:
-        form = await read_form(request)
-        client = await authenticate(ctx.store.client, request.headers.get("authorization"), form)
-        if client.type != "web":
-            raise InvalidClient("introspection needs a confidential client")
-        token = form.get("token")
-        if not token:
-            raise InvalidRequest("token is required")
-    except InvalidClient as exc:
-        return oauth_error_response(exc, BASIC_CHALLENGE)
+        client, token = await _client_and_token(ctx, request, confidential=True)
     except OAuthError as exc:
-        return oauth_error_response(exc)
+        return client_error_response(exc)
     inactive = json_response({"active": False}, headers=NO_STORE)
     found = await _find_token(ctx, token)
     if found is None:

@@ -35,7 +35,6 @@ from campusid.idp.protocol.errors import (
     AccessDenied,
     AuthorizationPending,
     ExpiredToken,
-    InvalidClient,
     InvalidGrant,
     InvalidRequest,
     InvalidScope,
@@ -48,10 +47,8 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.devices import APPROVED, DENIED, PENDING, REDEEMED
 from campusid.idp.store.rows import Client, DeviceCode, Grant, RefreshToken
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import NO_STORE, json_response, oauth_error_response, read_form
+from campusid.idp.web.http import NO_STORE, client_error_response, json_response, oauth_error_response, read_form
 from campusid.idp.web.observe import note_client
-
-BASIC_CHALLENGE = {"WWW-Authenticate": 'Basic realm="campusid", charset="UTF-8"'}
 
 
 @dataclass
@@ -326,10 +323,8 @@ async def token(request: Request) -> Response:
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
         body = await handler(ctx, req, client)
         metrics.token_issued(form["grant_type"])  # a key of GRANTS: the label set is bounded
-    except InvalidClient as exc:
-        return oauth_error_response(exc, BASIC_CHALLENGE)
     except OAuthError as exc:
-        return oauth_error_response(exc, _cors(request, req and req.client))
+        return client_error_response(exc, _cors(request, req and req.client))
     return json_response(body, 200, {**NO_STORE, **_cors(request, req.client)})
 
 
