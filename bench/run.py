@@ -751,6 +751,11 @@ def wrk(url: str, path: str, conc: int, duration: float, expect: list[str], auth
 
 
 ROWS = ("discovery", "userinfo", "token", "sso", "full")
+CLIENT_LABEL = {
+    "pool": "wrk for the GET rows, the flow driver's shared keep-alive pool for the flows",
+    "oneby1": "one by one (every row through the flow driver; each virtual user its own connection, "
+    "one request written per event-loop turn)",
+}
 ROW_TITLE = {
     "discovery": "discovery GET/s",
     "userinfo": "userinfo GET/s",
@@ -774,7 +779,11 @@ class TargetBench:
             "clients": server.clients,
             "user": server.user,
             "warmup": args.warmup,
+            "warmup_ops": args.warmup_ops,
             "duration": args.duration,
+            "min_ops": args.min_ops,
+            "max_duration": args.max_duration,
+            "client": args.client,
         }
         self.concs = sorted(args.concurrency, reverse=True)
         self.out: dict = {}
@@ -794,6 +803,12 @@ class TargetBench:
                 f"{rate:9.1f}/s p50 {res.get('p50_ms') or 0:7.2f} ms p99 {res.get('p99_ms') or 0:7.2f} ms"
                 if rate is not None
                 else "no result"
+            )
+            + (
+                f"  ({res['count']} in {res['elapsed']:.1f} s after {res['warmup_s']:.1f} s, "
+                f"{res['warmup_ops_done']} ops of warm-up)"
+                if "warmup_ops_done" in res and rate is not None
+                else ""
             )
             + ("" if res.get("ok") else f"  FAILED {res.get('errors')} {res.get('error_samples', [])[:2]}")
         )
@@ -817,12 +832,21 @@ class TargetBench:
         finally:
             self.sampler.phase = "idle"
 
-    def _discovery(self) -> None:
+    def _get_row(self, row: str, path: str, expect: list[str], auth: str | None = None) -> None:
+        """A GET row: wrk (one warm-up run, then each concurrency), or with `--client oneby1` the
+        flow driver's one-by-one client, warmed up and recorded like every driver row."""
         issuer = self.server.issuer
-        exp = ['"issuer"', json.dumps(issuer)]
-        wrk(issuer, "/.well-known/openid-configuration", max(self.concs), self.args.warmup, exp)
+        if self.args.client == "oneby1":
+            for c in self.concs:
+                cfg = {**self.base, "mode": "get", "origin": issuer, "path": path, "expect": expect, "concurrency": c}
+                self._note(row, c, driver({**cfg, **({"auth": auth} if auth else {})}))
+            return
+        wrk(issuer, path, max(self.concs), self.args.warmup, expect, auth)
         for c in self.concs:
-            self._note("discovery", c, wrk(issuer, "/.well-known/openid-configuration", c, self.args.duration, exp))
+            self._note(row, c, wrk(issuer, path, c, self.args.duration, expect, auth))
+
+    def _discovery(self) -> None:
+        self._get_row("discovery", "/.well-known/openid-configuration", ['"issuer"', json.dumps(self.server.issuer)])
 
     def _userinfo(self) -> None:
         at = driver({**self.base, "mode": "mint-access-token", "concurrency": 1})
@@ -830,15 +854,12 @@ class TargetBench:
             self.record_failure(self.server.target, "userinfo", 0, at)
             return
         path = "/" + at["userinfo_endpoint"].split("/", 3)[3]
-        exp = ['"sub"', json.dumps(at["sub"])]
-        auth = f"Bearer {at['access_token']}"
-        wrk(self.server.issuer, path, max(self.concs), self.args.warmup, exp, auth)
-        for c in self.concs:
-            self._note("userinfo", c, wrk(self.server.issuer, path, c, self.args.duration, exp, auth))
+        self._get_row("userinfo", path, ['"sub"', json.dumps(at["sub"])], f"Bearer {at['access_token']}")
 
     def _token(self) -> None:
         args = self.args
         max_codes = 60000
+        min_codes = int((args.warmup_ops + args.min_ops) * 1.2) + 100
         for c in self.concs:
             res = driver(
                 {
@@ -847,12 +868,15 @@ class TargetBench:
                     "concurrency": c,
                     "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1),
                     "max_codes": max_codes,
+                    # enough for the warm-up's and the recorded window's minimum counts
+                    "min_codes": min_codes,
                 }
             )
             self._note("token", c, res)
             if res.get("rate"):
                 # the next (lower) concurrency needs at most this many codes
-                max_codes = int(res["rate"] * (args.warmup + args.duration) * 1.3) + 100
+                window = max(args.duration, res.get("elapsed") or 0)
+                max_codes = max(min_codes, int(res["rate"] * (args.warmup + window) * 1.3) + 100)
 
     def _sso(self) -> None:
         for c in self.concs:
@@ -879,7 +903,10 @@ class TargetBench:
         alone = [argon2_alone(server.password_hash, seconds)]
         parts = []
         for _ in range(windows):
+            # windows of a fixed length, alternating with argon2id alone: no minimum count, and the
+            # warm-up is the previous windows
             cfg = {**self.base, "mode": "full", "concurrency": c, "duration": seconds, "latencies": True}
+            cfg.update(min_ops=0, warmup_ops=0)
             parts.append(driver(cfg))
             alone.append(argon2_alone(server.password_hash, seconds))
         res = self._note("full", c, pool_windows(parts))
@@ -1059,6 +1086,17 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
             add("  argon2id alone on the server core, per s", lambda t: alone(t, "rate"), "rate", ratio=False)
             add(f"  c={top} full flows / argon2id alone", lambda t: alone(t, "full_ratio"), "pct", ratio=False)
     rows.append(["== server RSS, MB (peak under load)"])
+    short = sorted(
+        {
+            f"{t} {row} c={conc}"
+            for t in cols
+            for run in all_runs.get(t, [])
+            for row, by_conc in run.items()
+            if isinstance(by_conc, dict)
+            for conc, res in by_conc.items()
+            if isinstance(res, dict) and res.get("short_of_min_ops")
+        }
+    )
 
     def rss(t: str, phases: tuple[str, ...] | None) -> float | None:
         vals = []
@@ -1091,6 +1129,12 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     lines.append(
         f"median of {args.runs} run(s); each row {args.duration:g} s after {args.warmup:g} s warm-up; "
         f"ratio = campusid / node (rates: >1 is faster; latencies and RSS: <1 is better)"
+    )
+    lines.append(
+        f"client: {CLIENT_LABEL[args.client]}; every server gets the same warm-up (at least "
+        f"{args.warmup:g} s and {args.warmup_ops} operations of the row's own kind); a driver row records "
+        f"at least {args.min_ops} operations (growing up to {args.max_duration:g} s)"
+        + (f"; short of that: {', '.join(short)}" if short else "")
     )
     ce = meta.get("ceiling") or {}
     if ce:
@@ -1243,6 +1287,32 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=None, help="runs per target (default 3; --quick 1)")
     ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 4; --quick 2)")
     ap.add_argument("--warmup", type=float, default=None, help="warm-up seconds per row (default 1; --quick 0.5)")
+    ap.add_argument(
+        "--warmup-ops",
+        type=int,
+        default=None,
+        help="the warm-up of a driver row also lasts until this many operations completed, the same for "
+        "every server (default 300; --quick 100)",
+    )
+    ap.add_argument(
+        "--min-ops",
+        type=int,
+        default=None,
+        help="a driver row's recorded window also lasts until this many operations (default 1500; --quick 0)",
+    )
+    ap.add_argument(
+        "--max-duration",
+        type=float,
+        default=None,
+        help="the longest a recorded window may grow to reach --min-ops, seconds (default 15)",
+    )
+    ap.add_argument(
+        "--client",
+        choices=("pool", "oneby1"),
+        default="pool",
+        help="pool: wrk for the GET rows, and the flow driver's shared keep-alive pool; oneby1: every row "
+        "through the flow driver, each virtual user on its own connection, one request written per turn",
+    )
     ap.add_argument("--rows", default=",".join(ROWS), help=f"subset of {','.join(ROWS)}")
     ap.add_argument("--concurrency", default="1,32", help="concurrency levels (default 1,32)")
     ap.add_argument("--no-ceiling", action="store_true", help="skip the generator-ceiling measurement")
@@ -1265,6 +1335,9 @@ def main() -> int:
     args.runs = args.runs or (1 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 4.0)
     args.warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 1.0)
+    args.warmup_ops = args.warmup_ops if args.warmup_ops is not None else (100 if args.quick else 300)
+    args.min_ops = args.min_ops if args.min_ops is not None else (0 if args.quick else 1500)
+    args.max_duration = args.max_duration if args.max_duration is not None else 15.0
     args.rows = [r for r in ROWS if r in args.rows.split(",")]
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
     targets = [t for t in TARGETS if not args.only or t in ",".join(args.only).split(",")]

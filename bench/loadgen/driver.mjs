@@ -7,14 +7,20 @@
 //   mode: "check" | "sso" | "token" | "full" | "get" | "mint-access-token",
 //   issuer, clients: [{client_id, client_secret?, type, redirect_uris}], user: {username, password},
 //   concurrency, duration, warmup (seconds), latencies (true: every recorded latency in the result),
+//   warmup_ops (the warm-up also lasts until this many operations completed),
+//   min_ops, max_duration (the recorded window also lasts until min_ops operations, at most max_duration s),
+//   client: "pool" (default: an undici Pool shared by the virtual users) | "oneby1" (each virtual user
+//           its own connection, and one request written per event-loop turn across all of them),
 //   mint_seconds, max_codes          (mode token)
-//   origin, path, expect             (mode get: the generator's own ceiling)
+//   origin, path, expect, auth       (mode get: a GET row, or the generator's own ceiling; expect is a
+//                                     string or a list of strings the body must contain)
 // }
 // result: { ok, mode, concurrency, count, elapsed, rate, p50_ms, p99_ms, errors, error_samples, ... }
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as crypto from 'node:crypto';
 
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 
 const cfg = JSON.parse(process.argv[2]);
 
@@ -46,15 +52,42 @@ function poolFor(origin) {
   return pool;
 }
 
+// --client oneby1: a virtual user's requests go one by one over its own connection (closed loop, no
+// pipelining, no sharing), and the requests of all virtual users are written one per event-loop turn,
+// so responses that arrive together do not go back out as one burst of requests.
+const ONE_BY_ONE = cfg.client === 'oneby1';
+const virtualUser = new AsyncLocalStorage();
+const connections = new Map();
+function connectionFor(origin, w) {
+  const key = `${origin} ${w}`;
+  let conn = connections.get(key);
+  if (!conn) {
+    conn = new Client(origin, { pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
+    connections.set(key, conn);
+  }
+  return conn;
+}
+let lastTurn = Promise.resolve();
+function ownTurn() {
+  const turn = lastTurn.then(() => new Promise((resolve) => { setImmediate(resolve); }));
+  lastTurn = turn;
+  return turn;
+}
+function dispatcherFor(origin) {
+  const w = virtualUser.getStore();
+  return ONE_BY_ONE && w !== undefined ? connectionFor(origin, w) : poolFor(origin);
+}
+
 async function http(method, url, { headers = {}, body, jar } = {}) {
   const u = new URL(url);
+  if (ONE_BY_ONE && virtualUser.getStore() !== undefined) await ownTurn();
   const h = { ...headers };
   if (jar) {
     const cookie = jar.header(u.pathname);
     if (cookie) h.cookie = cookie;
   }
   if (body !== undefined) h['content-type'] ??= 'application/x-www-form-urlencoded';
-  const res = await poolFor(u.origin).request({ method, path: u.pathname + u.search, headers: h, body });
+  const res = await dispatcherFor(u.origin).request({ method, path: u.pathname + u.search, headers: h, body });
   const text = await res.body.text();
   if (jar) jar.store(res.headers['set-cookie'], u.pathname);
   return { status: res.statusCode, headers: res.headers, text, url: u };
@@ -292,7 +325,11 @@ function percentile(sorted, p) {
 // recorded. Throughput counts the ops that complete inside the recorded window (steady state after
 // the warm-up), latency is measured on those same ops. `more()` may end the run early (no more
 // pre-minted codes).
-async function load(concurrency, op, { warmup = 0, duration, more = () => true }) {
+async function load(
+  concurrency,
+  op,
+  { warmup = 0, duration, more = () => true, warmup_ops: warmupOps = 0, min_ops: minOps = 0, max_duration: maxDuration = 0 },
+) {
   const lat = [];
   let count = 0;
   let t0 = 0;
@@ -304,7 +341,7 @@ async function load(concurrency, op, { warmup = 0, duration, more = () => true }
   let exited = 0;
   const workers = [];
   for (let w = 0; w < concurrency; w += 1) {
-    workers.push((async () => {
+    workers.push(virtualUser.run(w, async () => {
       while (!stop) {
         if (!more()) {
           endedEarly = true;
@@ -324,21 +361,33 @@ async function load(concurrency, op, { warmup = 0, duration, more = () => true }
         }
       }
       exited += 1;
-    })());
+    }));
   }
+  const warmStart = now();
   await new Promise((r) => { setTimeout(r, warmup * 1000); });
   // steady state: every worker has completed about one op (slow ops at high concurrency, e.g. 32
-  // password hashes sharing one core, otherwise all land after a short warm-up); at most 15 s more
+  // password hashes sharing one core, otherwise all land after a short warm-up; at most 15 s more),
+  // and `warmup_ops` ops have completed, the same number for every server (at most 5 s more: a row
+  // of password logins at c=1 does not wait for hundreds)
   const steadyBy = now() + 15_000;
-  while (warmup > 0 && completed < concurrency && exited < concurrency && now() < steadyBy) {
+  const opsBy = now() + 5_000;
+  const cold = () => (warmup > 0 && completed < concurrency) || (completed < warmupOps && now() < opsBy);
+  while (cold() && exited < concurrency && now() < steadyBy) {
     await new Promise((r) => { setTimeout(r, 20); });
   }
+  const warmupDone = { warmup_s: (now() - warmStart) / 1000, warmup_ops_done: completed };
   recording = true;
   process.stderr.write('phase: recording\n'); // bench/profile.py starts sampling here
   t0 = now();
+  // the recorded window: `duration` seconds, longer until `min_ops` ops were recorded, at most
+  // `max_duration` seconds
+  const longest = Math.max(duration, maxDuration || duration) * 1000;
   await new Promise((resolve) => {
-    const timer = setTimeout(resolve, duration * 1000);
-    Promise.all(workers).then(() => { clearTimeout(timer); resolve(); });
+    let finished = false;
+    const done = () => { if (!finished) { finished = true; clearInterval(poll); clearTimeout(cap); resolve(); } };
+    const poll = setInterval(() => { if (now() - t0 >= duration * 1000 && count >= minOps) done(); }, 10);
+    const cap = setTimeout(done, longest);
+    Promise.all(workers).then(done);
   });
   tEnd = now();
   recording = false;
@@ -354,6 +403,9 @@ async function load(concurrency, op, { warmup = 0, duration, more = () => true }
     p50_ms: percentile(lat, 50),
     p99_ms: percentile(lat, 99),
     ended_early: endedEarly,
+    short_of_min_ops: count < minOps,
+    client: ONE_BY_ONE ? 'oneby1' : 'pool',
+    ...warmupDone,
     // every recorded latency, when asked for: windows of one row are pooled by the caller
     ...(cfg.latencies ? { latencies_ms: lat } : {}),
   };
@@ -433,10 +485,13 @@ const modes = {
     for (let w = 0; w < minters; w += 1) jars.push(await newSession(client));
     const codes = [];
     const maxCodes = cfg.max_codes || 40000;
+    const minCodes = Math.min(maxCodes, cfg.min_codes || 0);
     const mintStart = now();
     const deadline = mintStart + (cfg.mint_seconds || 10) * 1000;
+    const hardDeadline = mintStart + 120_000;
+    const minting = () => codes.length < maxCodes && (now() < deadline || (codes.length < minCodes && now() < hardDeadline));
     await Promise.all(jars.map(async (jar) => {
-      while (codes.length < maxCodes && now() < deadline) {
+      while (minting()) {
         try {
           codes.push(await authorize(jar, client, false));
         } catch (err) {
@@ -460,9 +515,10 @@ const modes = {
   async get() {
     const url = `${cfg.origin}${cfg.path || '/'}`;
     return load(cfg.concurrency, async () => {
-      const res = await http('GET', url);
+      const res = await http('GET', url, { headers: cfg.auth ? { authorization: cfg.auth } : {} });
       if (res.status !== 200) fail(`GET ${res.status}`);
-      if (cfg.expect && !res.text.includes(cfg.expect)) fail('unexpected body');
+      const expect = Array.isArray(cfg.expect) ? cfg.expect : cfg.expect ? [cfg.expect] : [];
+      if (!expect.every((e) => res.text.includes(e))) fail('unexpected body');
     }, cfg);
   },
 };
@@ -485,7 +541,7 @@ async function main() {
     ok: errorCount === 0,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
-  await Promise.all([...pools.values()].map((p) => p.destroy()));
+  await Promise.all([...pools.values(), ...connections.values()].map((p) => p.destroy()));
   process.exit(0);
 }
 
