@@ -17,7 +17,7 @@ def _now() -> int:
 
 
 class RevisionsMixin:
-    """Methods of AppService that handle revisions; they rely on its get/show/_check_config/_reviewer."""
+    """Methods of AppService that handle revisions; they rely on its get/show/_check_config/_for_review."""
 
     async def propose_revision(
         self,
@@ -70,8 +70,7 @@ class RevisionsMixin:
     ) -> dict:
         """Replace the active configuration with the revision (sensitive scopes as granted; the
         extra grant types in `grant_types`, or, without it, those the app has now)."""
-        await self._reviewer(client_id, by)
-        app = await self.get(client_id)
+        app = await self._for_review(client_id, by)
         revision = app.revision or {}
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
@@ -94,8 +93,7 @@ class RevisionsMixin:
         return await self.show(client_id)
 
     async def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
-        await self._reviewer(client_id, by)
-        app = await self.get(client_id)
+        app = await self._for_review(client_id, by)
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
         feedback = _check_feedback(feedback)

@@ -270,13 +270,15 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def submit(self, client_id: str, actor: str | None = None) -> dict:
         return await self._transition(client_id, EDITABLE, UNDER_REVIEW, "submit", actor)
 
-    async def _reviewer(self, client_id: str, by: str) -> User:
+    async def _for_review(self, client_id: str, by: str) -> Client:
+        """The app, once `by` is an admin other than its owner (nobody reviews their own app)."""
         reviewer = await self._user(by, "reviewer")
         if reviewer.role != "admin":
             raise Forbidden(f"{by!r} is not an admin; only admins review applications")
-        if reviewer.id == (await self.get(client_id)).owner_id:
+        app = await self.get(client_id)
+        if reviewer.id == app.owner_id:
             raise Forbidden("nobody reviews their own application")
-        return reviewer
+        return app
 
     async def approve(
         self,
@@ -290,8 +292,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         it asks for) and exactly the extra grant types in `grant_types` (default: none; the device
         grant is given only by name, whether or not the app asked for it). `require_mfa`: every
         sign-in to the app uses a second factor (docs/mfa.md)."""
-        await self._reviewer(client_id, by)
-        app = await self.get(client_id)
+        app = await self._for_review(client_id, by)
         approved_sensitive = self._approved_sensitive(app.scopes, grant_scopes)
         granted = scope_rules.grantable(list(app.scopes), approved_sensitive)
         return await self._transition(
@@ -307,7 +308,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         )
 
     async def reject(self, client_id: str, by: str, feedback: str) -> dict:
-        await self._reviewer(client_id, by)
+        await self._for_review(client_id, by)
         feedback = _check_feedback(feedback)
         return await self._transition(client_id, (UNDER_REVIEW,), REJECTED, "reject", by, feedback=feedback)
 
@@ -315,11 +316,11 @@ class AppService(RevisionsMixin, QueriesMixin):
         return await self._transition(client_id, (APPROVED,), ACTIVE, "activate", actor)
 
     async def suspend(self, client_id: str, by: str, reason: str | None = None) -> dict:
-        await self._reviewer(client_id, by)
+        await self._for_review(client_id, by)
         return await self._transition(client_id, (ACTIVE,), SUSPENDED, "suspend", by, feedback=reason)
 
     async def reinstate(self, client_id: str, by: str) -> dict:
-        await self._reviewer(client_id, by)
+        await self._for_review(client_id, by)
         return await self._transition(client_id, (SUSPENDED,), ACTIVE, "reinstate", by)
 
     async def rotate_secret(self, client_id: str, actor: str | None = None) -> str:
