@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
-from campusid.idp.apps.rules import _check_feedback, _check_grant_types, _check_justifications
+from campusid.idp.apps.rules import Picked, _check_feedback, _check_grant_types, _check_justifications
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store.rows import ClientConfig, ClientEvent
@@ -62,11 +62,7 @@ class RevisionsMixin:
         return await self.show(client_id)
 
     async def approve_revision(
-        self,
-        client_id: str,
-        by: str,
-        grant_scopes: list[str] | None = None,
-        grant_types: list[str] | None = None,
+        self, client_id: str, by: str, grant_scopes: Picked = None, grant_types: Picked = None
     ) -> dict:
         """Replace the active configuration with the revision (sensitive scopes as granted; the
         extra grant types in `grant_types`, or, without it, those the app has now)."""

@@ -8,6 +8,9 @@ from campusid.idp.apps.errors import ValidationFailed
 from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.protocol import scopes as scope_rules
 
+# What an admin picks when approving (sensitive scopes, grant types); None: the documented default.
+Picked = list[str] | None
+
 
 def _check_grant_types(grant_types: Iterable[str] | None) -> list[str]:
     """Known extra grant types, each once, in the order given."""

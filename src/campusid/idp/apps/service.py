@@ -12,7 +12,7 @@ import time
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
 from campusid.idp.apps.revisions import RevisionsMixin
-from campusid.idp.apps.rules import _check_feedback, _check_grant_types, _check_justifications
+from campusid.idp.apps.rules import Picked, _check_feedback, _check_grant_types, _check_justifications
 from campusid.idp.apps.states import (
     ACTIVE,
     APPROVED,
@@ -284,8 +284,8 @@ class AppService(RevisionsMixin, QueriesMixin):
         self,
         client_id: str,
         by: str,
-        grant_scopes: list[str] | None = None,
-        grant_types: list[str] | None = None,
+        grant_scopes: Picked = None,
+        grant_types: Picked = None,
         require_mfa: bool = False,
     ) -> dict:
         """Approve an app under review: the sensitive scopes in `grant_scopes` (default: every one
