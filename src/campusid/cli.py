@@ -366,6 +366,10 @@ def _app_human(data: dict) -> None:
         out.print(f"  extra grant types asked: {asked}  granted: {granted}")
     if data.get("require_mfa"):
         out.print("  every sign-in uses a second factor (--require-mfa)")
+    if data.get("post_logout_redirect_uris"):
+        out.print(f"  post-logout redirect URIs: {', '.join(data['post_logout_redirect_uris'])}")
+    if data.get("backchannel_logout_uri"):
+        out.print(f"  back-channel logout URI: {data['backchannel_logout_uri']}")
     if data.get("client_secret"):
         out.print(f"  client secret (shown once, store it on your server): {data['client_secret']}")
     for event in data.get("history", []):
@@ -388,6 +392,16 @@ def _run_app(as_json: bool, action):
     emit(Services(as_json=as_json).run(guarded), as_json, _app_human)
 
 
+_POST_LOGOUT_OPT = typer.Option(
+    "--post-logout-redirect-uri",
+    help="Where RP-initiated logout may send the browser back; once per URI (exact match).",
+)
+_BACKCHANNEL_OPT = typer.Option(
+    "--backchannel-logout-uri",
+    help="Where logout tokens are POSTed when a session ends (https, or http on loopback); '' removes it.",
+)
+
+
 @apps_app.command("create")
 def apps_create(
     name: Annotated[str, typer.Option()],
@@ -401,6 +415,8 @@ def apps_create(
     grant_type: Annotated[
         list[str] | None, typer.Option("--grant-type", help="Ask the review for a grant type: device_code.")
     ] = None,
+    post_logout_redirect_uri: Annotated[list[str] | None, _POST_LOGOUT_OPT] = None,
+    backchannel_logout_uri: Annotated[str | None, _BACKCHANNEL_OPT] = None,
     as_json: JsonOpt = False,
 ):
     """Register an application in `draft`; a web app's secret is printed this once."""
@@ -416,6 +432,8 @@ def apps_create(
             sector_identifier_uri=sector_identifier_uri,
             client_id=client_id,
             grant_types=grant_type,
+            post_logout_redirect_uris=post_logout_redirect_uri,
+            backchannel_logout_uri=backchannel_logout_uri,
         )
         if secret:
             data["client_secret"] = secret
@@ -432,20 +450,42 @@ def apps_edit(
     scope: Annotated[list[str] | None, typer.Option("--scope")] = None,
     description: Annotated[str | None, typer.Option()] = None,
     grant_type: Annotated[list[str] | None, typer.Option("--grant-type", help="device_code")] = None,
+    post_logout_redirect_uri: Annotated[list[str] | None, _POST_LOGOUT_OPT] = None,
+    backchannel_logout_uri: Annotated[str | None, _BACKCHANNEL_OPT] = None,
     as_json: JsonOpt = False,
 ):
-    """Change a draft or rejected app (lists given replace the old ones; does not resubmit)."""
-    _run_app(
-        as_json,
-        lambda svc: svc.apps.edit(
-            client_id,
-            name=name,
-            redirect_uris=redirect_uri or None,
-            scopes=scope or None,
-            description=description,
-            grant_types=grant_type or None,
-        ),
-    )
+    """Change a draft or rejected app (lists given replace the old ones; does not resubmit); for
+    an active app, file the change as a revision for review (the current configuration serves
+    until an admin approves it)."""
+    changes = {
+        "name": name,
+        "redirect_uris": redirect_uri or None,
+        "scopes": scope or None,
+        "description": description,
+        "grant_types": grant_type or None,
+        "post_logout_redirect_uris": post_logout_redirect_uri or None,
+        "backchannel_logout_uri": backchannel_logout_uri,
+    }
+
+    async def action(svc):
+        app = await svc.apps.get(client_id)
+        if app.state != "active":
+            return await svc.apps.edit(client_id, **changes)
+        current = {
+            "name": app.name,
+            "description": app.description,
+            "redirect_uris": list(app.redirect_uris),
+            "scopes": list(app.scopes),
+            "justifications": dict(app.justifications or {}),
+            "sector_identifier_uri": app.sector_identifier_uri,
+            "grant_types": list(app.grant_types),
+            "post_logout_redirect_uris": list(app.post_logout_redirect_uris),
+            "backchannel_logout_uri": app.backchannel_logout_uri,
+        }
+        given = {k: v for k, v in changes.items() if v is not None}
+        return await svc.apps.propose_revision(client_id, actor=None, **{**current, **given})
+
+    _run_app(as_json, action)
 
 
 @apps_app.command("submit")
@@ -468,8 +508,16 @@ def apps_approve(
     ] = False,
     as_json: JsonOpt = False,
 ):
-    """Approve an app under review (default: every requested sensitive scope, no extra grant type)."""
-    _run_app(as_json, lambda svc: svc.apps.approve(client_id, by, grant_scope, grant_type, require_mfa))
+    """Approve an app under review (default: every requested sensitive scope, no extra grant type),
+    or the revision under review of an active app (default: its grant types unchanged)."""
+
+    async def action(svc):
+        app = await svc.apps.get(client_id)
+        if app.state == "active" and app.revision_state == "under_review":
+            return await svc.apps.approve_revision(client_id, by, grant_scope, grant_type)
+        return await svc.apps.approve(client_id, by, grant_scope, grant_type, require_mfa)
+
+    _run_app(as_json, action)
 
 
 @apps_app.command("reject")

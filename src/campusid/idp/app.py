@@ -28,6 +28,7 @@ from campusid.idp.web import (
     device,
     device_authorization,
     health,
+    logout,
     mfa,
     pages,
     passkeys,
@@ -134,8 +135,7 @@ def _routes(ctx, errors: dict) -> list:
         Route("/account/security/password", account.password_post, methods=["POST"]),
         Route("/consent", pages.consent_get, methods=["GET"]),
         Route("/consent", pages.consent_post, methods=["POST"]),
-        Route("/logout", pages.logout_get, methods=["GET"]),
-        Route("/logout", pages.logout_post, methods=["POST"]),
+        Route("/logout", logout.logout, methods=["GET", "POST"]),
         Route("/device", device.device_get, methods=["GET"]),
         Route("/device", device.device_post, methods=["POST"]),
         Route("/device/consent", device.device_consent_get, methods=["GET"]),
@@ -205,21 +205,24 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
         # keys are read now and kept fresh by a task of this loop.
         await store.start()
         metrics.worker_started()
-        refresher = keeper = None
+        tasks = []
         try:
             await ctx.keys.load()
-            refresher = asyncio.create_task(ctx.keys.refresh_forever(), name="campusid-key-refresh")
+            tasks.append(asyncio.create_task(ctx.keys.refresh_forever(), name="campusid-key-refresh"))
+            # Every worker drains the back-channel logout queue (idp/backchannel.py).
+            tasks.append(asyncio.create_task(ctx.backchannel.run_forever(), name="campusid-backchannel-logout"))
             if housekeeping and upkeep.wanted(settings):
-                keeper = asyncio.create_task(
-                    upkeep.run_forever(store, ctx.keys, ctx.events, settings), name="campusid-housekeeping"
+                tasks.append(
+                    asyncio.create_task(
+                        upkeep.run_forever(store, ctx.keys, ctx.events, settings), name="campusid-housekeeping"
+                    )
                 )
             yield
         finally:
-            for task in (refresher, keeper):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await store.stop()
             metrics.worker_stopped()
             if ctx.limiter is not None:

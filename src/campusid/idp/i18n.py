@@ -66,6 +66,18 @@ _TEXT: dict[str, tuple[str, str]] = {
     "app.granted": ("Granted scopes", "已授予的权限范围"),
     "app.sensitive": ("sensitive: needs a reason and a reviewer's approval", "敏感：需要说明理由并经审核批准"),
     "app.justification": ("Why does the app need it?", "应用为何需要此权限？"),
+    "app.post_logout_uris": (
+        "Post-logout redirect URIs (optional, one per line)",
+        "退出后重定向 URI（可选，每行一个）",
+    ),
+    "app.backchannel_uri": ("Back-channel logout URI (optional)", "后端通道退出 URI（可选）"),
+    "app.logout_hint": (
+        "After signing out at campusid the browser may return only to a URI listed here, exactly as written. "
+        "Logout notices are POSTed to the back-channel URI when a user's session ends: https, or http on a "
+        "loopback host for development.",
+        "在 campusid 退出后，浏览器只会返回到此处列出的 URI（须完全一致）。用户会话结束时，退出通知会以 POST "
+        "发送到后端通道 URI：须为 https，开发时可用回环地址上的 http。",
+    ),
     "app.sector": ("Sector identifier URI (optional)", "扇区标识 URI（可选）"),
     "app.sector_hint": (
         "Needed only when a web app's redirect URIs span several hosts (OIDC Core 8.1).",
@@ -404,6 +416,60 @@ _TEXT: dict[str, tuple[str, str]] = {
     "account.done.app": ("The app no longer has access to your account.", "该应用已无法访问您的账户。"),
     "account.done.factor": ("The factor was removed.", "该因素已移除。"),
     "account.done.password": ("Your password was changed.", "密码已修改。"),
+    "logout.title": ("Sign out", "退出登录"),
+    "logout.signed_in_as": ("You are signed in as", "您当前登录的身份是"),
+    "logout.question": ("Sign out of the university sign-in service?", "要退出大学统一登录服务吗？"),
+    "logout.asked_by": ("Sign-out requested by", "请求退出的应用："),
+    "logout.no_session": (
+        "You are not signed in here. Continue back to the application?",
+        "您当前未在此登录。要返回该应用吗？",
+    ),
+    "logout.confirm": ("Sign out", "退出登录"),
+    "logout.continue": ("Continue", "继续"),
+    "logout.everywhere": (
+        "Signing out here also signs you out of the university applications you used in this session.",
+        "在此退出后，您在本次会话中使用过的大学应用也会一并退出。",
+    ),
+    "logout.signed_out": ("Signed out", "已退出"),
+    "logout.signed_out_heading": ("You are signed out", "您已退出登录"),
+    "logout.signed_out_lead": (
+        "Your session on this sign-in service has ended, and the applications you used in it are being told.",
+        "您在本登录服务上的会话已结束，正在通知您在本次会话中使用过的应用。",
+    ),
+    "logout.not_followed": (
+        "You were not sent anywhere. If you want to sign out, use the button below; "
+        "otherwise go back to the application.",
+        "系统没有将您转到任何地方。如需退出，请使用下方按钮；否则请返回该应用。",
+    ),
+    "logout.err.malformed": (
+        "This sign-out request is malformed: a parameter is repeated, too long or not valid text.",
+        "此退出请求格式错误：某个参数重复、过长或不是有效文本。",
+    ),
+    "logout.err.too_long": ("This sign-out request has a parameter that is too long.", "此退出请求中有参数过长。"),
+    "logout.err.hint": (
+        "The application sent an ID token that this sign-in service did not issue, or that was changed.",
+        "应用发送的 ID 令牌不是本登录服务签发的，或已被篡改。",
+    ),
+    "logout.err.client_mismatch": (
+        "The application named in the request is not the one the ID token was issued to.",
+        "请求中指明的应用与 ID 令牌的签发对象不一致。",
+    ),
+    "logout.err.no_client": (
+        "The request asks to return to an address but does not say which application it comes from.",
+        "此请求要求返回某个地址，但没有说明来自哪个应用。",
+    ),
+    "logout.err.unknown_client": (
+        "The application in this request is not known here.",
+        "此请求中的应用在本服务中不存在。",
+    ),
+    "logout.err.uri": (
+        "The address to return to is not registered for this application, so you were not sent there.",
+        "要返回的地址未在此应用中注册，因此没有将您转到该地址。",
+    ),
+    "logout.err.form": (
+        "The sign-out form expired or was not sent from this page. Nothing was changed; try again.",
+        "退出表单已过期或并非从本页提交。未做任何更改；请重试。",
+    ),
     "err.csrf": (
         "The form expired or was not sent from this site. Nothing was changed; reload the page and try again.",
         "表单已过期或并非从本站提交。未做任何更改；请刷新页面重试。",

@@ -13,6 +13,8 @@ class _Strict(BaseModel):
 
 GrantType = Literal["device_code"]
 _GRANT_TYPES_ASKED = "Grant types asked for beyond the code flow: `device_code` (RFC 8628 device authorization)."
+_POST_LOGOUT = "Where RP-initiated logout may return the browser (OpenID Connect RP-Initiated Logout 1.0); exact match."
+_BACKCHANNEL = "Where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0); https, or http on loopback."
 
 
 class AppCreate(_Strict):
@@ -26,6 +28,8 @@ class AppCreate(_Strict):
     )
     sector_identifier_uri: str | None = None
     grant_types: list[GrantType] = Field(default_factory=list, max_length=4, description=_GRANT_TYPES_ASKED)
+    post_logout_redirect_uris: list[str] = Field(default_factory=list, max_length=20, description=_POST_LOGOUT)
+    backchannel_logout_uri: str | None = Field(None, max_length=2000, description=_BACKCHANNEL)
 
 
 class AppEdit(_Strict):
@@ -38,6 +42,8 @@ class AppEdit(_Strict):
     justifications: dict[str, str] | None = None
     sector_identifier_uri: str | None = None
     grant_types: list[GrantType] | None = Field(None, max_length=4, description=_GRANT_TYPES_ASKED)
+    post_logout_redirect_uris: list[str] | None = Field(None, max_length=20, description=_POST_LOGOUT)
+    backchannel_logout_uri: str | None = Field(None, max_length=2000, description=_BACKCHANNEL + " Empty removes it.")
 
 
 class Revision(_Strict):
@@ -50,6 +56,8 @@ class Revision(_Strict):
     justifications: dict[str, str] = Field(default_factory=dict)
     sector_identifier_uri: str | None = None
     grant_types: list[GrantType] = Field(default_factory=list, max_length=4, description=_GRANT_TYPES_ASKED)
+    post_logout_redirect_uris: list[str] = Field(default_factory=list, max_length=20, description=_POST_LOGOUT)
+    backchannel_logout_uri: str | None = Field(None, max_length=2000, description=_BACKCHANNEL)
 
 
 class Approve(_Strict):
@@ -105,6 +113,8 @@ class App(BaseModel):
     grant_types: list[str] = Field(description="Grant types the app asks for beyond the code flow.")
     granted_grant_types: list[str] = Field(description="Grant types its review granted beyond the code flow.")
     require_mfa: bool = Field(False, description="Whether every sign-in to the app uses a second factor.")
+    post_logout_redirect_uris: list[str] = Field(default_factory=list, description=_POST_LOGOUT)
+    backchannel_logout_uri: str | None = Field(None, description=_BACKCHANNEL)
     revision: dict | None
     token_endpoint_auth_method: str
     owner: str | None

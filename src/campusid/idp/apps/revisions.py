@@ -6,7 +6,14 @@ from __future__ import annotations
 import time
 
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
-from campusid.idp.apps.rules import Picked, _check_feedback, _check_grant_types, _check_justifications
+from campusid.idp.apps.rules import (
+    Picked,
+    _check_backchannel_uri,
+    _check_feedback,
+    _check_grant_types,
+    _check_justifications,
+    _check_post_logout_uris,
+)
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store.rows import ClientConfig, ClientEvent
@@ -31,6 +38,8 @@ class RevisionsMixin:
         justifications: dict[str, str],
         sector_identifier_uri: str | None = None,
         grant_types: list[str] | None = None,
+        post_logout_redirect_uris: list[str] | None = None,
+        backchannel_logout_uri: str | None = None,
     ) -> dict:
         """File a change to an active app for review. The active configuration keeps serving
         logins until an admin approves the revision; a rejected revision may be filed again."""
@@ -55,6 +64,8 @@ class RevisionsMixin:
             "justifications": _check_justifications(new_scopes, justifications),
             "sector_identifier_uri": sector_identifier_uri,
             "grant_types": _check_grant_types(grant_types),
+            "post_logout_redirect_uris": _check_post_logout_uris(app.type, post_logout_redirect_uris),
+            "backchannel_logout_uri": _check_backchannel_uri(backchannel_logout_uri),
             "submitted_at": now,
             "submitted_by": actor,
         }
@@ -81,6 +92,8 @@ class RevisionsMixin:
             justifications=revision["justifications"],
             sector_identifier_uri=revision["sector_identifier_uri"],
             grant_types=list(revision.get("grant_types") or ()),
+            post_logout_redirect_uris=list(revision.get("post_logout_redirect_uris") or ()),
+            backchannel_logout_uri=revision.get("backchannel_logout_uri"),
         )
         granted_types = _check_grant_types(grant_types) if grant_types is not None else list(app.granted_grant_types)
         event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())

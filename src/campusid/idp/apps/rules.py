@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from campusid.idp.apps.errors import ValidationFailed
 from campusid.idp.apps.states import GRANT_TYPES
 from campusid.idp.protocol import scopes as scope_rules
+from campusid.idp.protocol.logout import MAX_URIS, backchannel_uri_problem, post_logout_uri_problem
 
 # What an admin picks when approving (sensitive scopes, grant types); None: the documented default.
 Picked = list[str] | None
@@ -41,3 +42,25 @@ def _check_feedback(feedback: str | None) -> str:
     if len(feedback) > 5000:
         raise ValidationFailed("feedback is at most 5000 characters")
     return feedback.strip()
+
+
+def _check_post_logout_uris(app_type: str, uris: Iterable[str] | None) -> list[str]:
+    """Registered post-logout redirect URIs, each once, in the order given (protocol/logout.py)."""
+    out = list(dict.fromkeys(uris or ()))
+    if len(out) > MAX_URIS:
+        raise ValidationFailed(f"at most {MAX_URIS} post-logout redirect URIs")
+    for uri in out:
+        problem = post_logout_uri_problem(uri, app_type)
+        if problem:
+            raise ValidationFailed(f"post-logout redirect URI {uri!r} {problem}")
+    return out
+
+
+def _check_backchannel_uri(uri: str | None) -> str | None:
+    """The back-channel logout URI, or None for none (an empty value clears it)."""
+    if uri is None or not uri.strip():
+        return None
+    problem = backchannel_uri_problem(uri)
+    if problem:
+        raise ValidationFailed(f"back-channel logout URI {uri!r} {problem}")
+    return uri

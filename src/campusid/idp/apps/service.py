@@ -12,7 +12,14 @@ import time
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
 from campusid.idp.apps.revisions import RevisionsMixin
-from campusid.idp.apps.rules import Picked, _check_feedback, _check_grant_types, _check_justifications
+from campusid.idp.apps.rules import (
+    Picked,
+    _check_backchannel_uri,
+    _check_feedback,
+    _check_grant_types,
+    _check_justifications,
+    _check_post_logout_uris,
+)
 from campusid.idp.apps.states import (
     ACTIVE,
     APPROVED,
@@ -86,6 +93,8 @@ class AppService(RevisionsMixin, QueriesMixin):
             "grant_types": list(app.grant_types),
             "granted_grant_types": list(app.granted_grant_types),
             "require_mfa": bool(app.require_mfa),
+            "post_logout_redirect_uris": list(app.post_logout_redirect_uris),
+            "backchannel_logout_uri": app.backchannel_logout_uri,
             "revision": _revision_view(app),
             "token_endpoint_auth_method": "client_secret_basic" if app.type == "web" else "none",
             "owner": owner.username if owner else None,
@@ -144,6 +153,8 @@ class AppService(RevisionsMixin, QueriesMixin):
         client_id: str | None = None,
         justifications: dict[str, str] | None = None,
         grant_types: list[str] | None = None,
+        post_logout_redirect_uris: list[str] | None = None,
+        backchannel_logout_uri: str | None = None,
     ) -> tuple[dict, str | None]:
         """Register an app in `draft`. Returns (app, client_secret) — the secret only for web apps, once.
 
@@ -157,6 +168,8 @@ class AppService(RevisionsMixin, QueriesMixin):
         self._check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
         reasons = _check_justifications(requested, justifications) if justifications is not None else {}
         asked_grant_types = _check_grant_types(grant_types)
+        post_logout = _check_post_logout_uris(app_type, post_logout_redirect_uris)
+        backchannel = _check_backchannel_uri(backchannel_logout_uri)
         owner_row = await self._user(owner, "owner")
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
@@ -183,6 +196,8 @@ class AppService(RevisionsMixin, QueriesMixin):
             updated_at=now,
             grant_types=tuple(asked_grant_types),
             granted_grant_types=(),
+            post_logout_redirect_uris=tuple(post_logout),
+            backchannel_logout_uri=backchannel,
         )
         event = ClientEvent(None, client_id, owner, "create", None, DRAFT, None, now)
         try:
@@ -205,6 +220,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         require_mfa: bool = False,
         config: ClientConfig | None = None,
         secret_hash: str | None = None,
+        suspend: bool = False,
     ) -> dict:
         """One step of the review workflow: allowed only from `from_states`, and applied only if
         the app is still in the state it was read in (else InvalidTransition); audited."""
@@ -214,7 +230,9 @@ class AppService(RevisionsMixin, QueriesMixin):
                 f"cannot {action} an application that is {app.state} (only from {' or '.join(from_states)})"
             )
         event = ClientEvent(None, client_id, actor, action, app.state, to_state, feedback, _now())
-        if config is not None:
+        if suspend:
+            ok = await self._store.suspend_client(event)
+        elif config is not None:
             ok = await self._store.edit_client(config, event)
         elif secret_hash is not None:
             ok = await self._store.set_client_secret(secret_hash, event)
@@ -243,7 +261,11 @@ class AppService(RevisionsMixin, QueriesMixin):
         sector_identifier_uri: str | None = None,
         justifications: dict[str, str] | None = None,
         grant_types: list[str] | None = None,
+        post_logout_redirect_uris: list[str] | None = None,
+        backchannel_logout_uri: str | None = None,
     ) -> dict:
+        """Change a draft or rejected app; a None field keeps its value (an empty
+        backchannel_logout_uri removes it)."""
         app = await self.get(client_id)
         if app.state not in EDITABLE:
             raise InvalidTransition(f"cannot edit an application that is {app.state} (only draft or rejected)")
@@ -264,6 +286,16 @@ class AppService(RevisionsMixin, QueriesMixin):
             ),
             sector_identifier_uri=sector,
             grant_types=_check_grant_types(grant_types) if grant_types is not None else app.grant_types,
+            post_logout_redirect_uris=(
+                _check_post_logout_uris(app.type, post_logout_redirect_uris)
+                if post_logout_redirect_uris is not None
+                else app.post_logout_redirect_uris
+            ),
+            backchannel_logout_uri=(
+                _check_backchannel_uri(backchannel_logout_uri)
+                if backchannel_logout_uri is not None
+                else app.backchannel_logout_uri
+            ),
         )
         return await self._transition(client_id, (app.state,), app.state, "edit", actor, config=config)
 
@@ -317,7 +349,8 @@ class AppService(RevisionsMixin, QueriesMixin):
 
     async def suspend(self, client_id: str, by: str, reason: str | None = None) -> dict:
         await self._for_review(client_id, by)
-        return await self._transition(client_id, (ACTIVE,), SUSPENDED, "suspend", by, feedback=reason)
+        # Its tokens are revoked and its sessions' back-channel logouts queued with the change.
+        return await self._transition(client_id, (ACTIVE,), SUSPENDED, "suspend", by, feedback=reason, suspend=True)
 
     async def reinstate(self, client_id: str, by: str) -> dict:
         await self._for_review(client_id, by)

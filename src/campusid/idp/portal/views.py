@@ -66,6 +66,12 @@ def form_config(form: dict[str, str]) -> dict:
         "justifications": reasons,
         "sector_identifier_uri": sector,
         "grant_types": [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")],
+        "post_logout_redirect_uris": [
+            line.strip()
+            for line in form.get("post_logout_redirect_uris", "")[:MAX_URIS_FIELD].splitlines()
+            if line.strip()
+        ],
+        "backchannel_logout_uri": form.get("backchannel_logout_uri", "").strip() or None,
     }
 
 
@@ -77,6 +83,8 @@ def form_state(config: dict, app_type: str = "native") -> dict:
         "type": app_type,
         "redirect_uris": "\n".join(config.get("redirect_uris", [])),
         "sector_identifier_uri": config.get("sector_identifier_uri") or "",
+        "post_logout_redirect_uris": "\n".join(config.get("post_logout_redirect_uris") or []),
+        "backchannel_logout_uri": config.get("backchannel_logout_uri") or "",
         "scopes": scope_choices(config.get("scopes", ["openid"]), config.get("justifications") or {}),
         "grant_types": [
             {"name": g, "field": f"grant_type.{g}", "checked": g in (config.get("grant_types") or ())}

@@ -53,6 +53,8 @@ class Client:
     grant_types: tuple[str, ...] = ()
     granted_grant_types: tuple[str, ...] = ()
     require_mfa: bool = False
+    post_logout_redirect_uris: tuple[str, ...] = ()
+    backchannel_logout_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ class ClientConfig:
     justifications: Mapping[str, str]
     sector_identifier_uri: str | None
     grant_types: tuple[str, ...] | list[str] = ()
+    post_logout_redirect_uris: tuple[str, ...] | list[str] = ()
+    backchannel_logout_uri: str | None = None
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,10 @@ clients = Table(
     Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
     # Approved with --require-mfa: every sign-in to this app uses a second factor (docs/mfa.md).
     Column("require_mfa", Boolean, nullable=False, server_default=false()),
+    # Single logout: where the browser may go after RP-initiated logout (each exactly as
+    # registered), and where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0 2.2).
+    Column("post_logout_redirect_uris", JSON, nullable=False, server_default="[]"),
+    Column("backchannel_logout_uri", String(2000)),
 )
 
 client_events = Table(
@@ -267,6 +271,24 @@ recovery_codes = Table(
     Column("used_at", BigInteger),
 )
 
+# Back-channel logout notices waiting to be delivered (OpenID Connect Back-Channel Logout 1.0):
+# written in the transaction that ends the session, claimed by one worker at a time (`claim`,
+# with `next_at` pushed past the attempt), deleted once an app answers 2xx, marked `failed` after
+# the last attempt. `next_at` is the index every worker's poll reads.
+logout_notices = Table(
+    "logout_notices",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("client_id", String(64), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("sid", String(64), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("next_at", BigInteger, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("claim", String(32)),
+    Column("failed_at", BigInteger),
+)
+
 Index("ix_sessions_expires_at", sessions.c.expires_at)
 Index("ix_device_codes_expires_at", device_codes.c.expires_at)
 Index("ix_events_at", events.c.at)
@@ -277,3 +299,6 @@ Index("ix_events_client_id_id", events.c.client_id, events.c.id)
 Index("ix_interactions_expires_at", interactions.c.expires_at)
 Index("ix_grants_code_expires_at", grants.c.code_expires_at)
 Index("ix_refresh_tokens_expires_at", refresh_tokens.c.expires_at)
+Index("ix_logout_notices_next_at", logout_notices.c.failed_at, logout_notices.c.next_at)
+Index("ix_logout_notices_sid", logout_notices.c.sid)
+Index("ix_grants_client_id", grants.c.client_id)

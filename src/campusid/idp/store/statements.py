@@ -93,6 +93,8 @@ _CONFIG = {
         "justifications",
         "sector_identifier_uri",
         "grant_types",
+        "post_logout_redirect_uris",
+        "backchannel_logout_uri",
     )
 }
 EDIT_CLIENT = update(clients).where(_IN_STATE).values(**_CONFIG, **_CHANGED_AT)
@@ -297,10 +299,11 @@ PING = select(literal(1))
 def all_statements() -> dict[str, Executable]:
     """Every statement of this module and of the store's domain modules, by name (what the store
     compiles at start)."""
-    from campusid.idp.store import devices, directory, events, factors, housekeeping
+    from campusid.idp.store import devices, directory, events, factors, housekeeping, logout
 
     out: dict[str, Executable] = {}
-    for namespace in (globals(), vars(events), vars(devices), vars(housekeeping), vars(directory), vars(factors)):
+    features = (events, devices, housekeeping, directory, factors, logout)
+    for namespace in (globals(), *(vars(module) for module in features)):
         for name, value in namespace.items():
             if name.isupper() and isinstance(value, Executable):
                 if name in out and out[name] is not value:

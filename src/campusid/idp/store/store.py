@@ -27,6 +27,7 @@ from campusid.idp.store.errors import Conflict, StoreError
 from campusid.idp.store.events import EventStore
 from campusid.idp.store.factors import FactorStore
 from campusid.idp.store.housekeeping import HousekeepingStore
+from campusid.idp.store.logout import LogoutStore
 from campusid.idp.store.rows import (
     AuthorizeContext,
     Client,
@@ -73,14 +74,27 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+# The client's JSON columns, by name (a column added before them moves them).
+_CLIENT_JSON = (
+    "redirect_uris",
+    "scopes",
+    "granted_scopes",
+    "justifications",
+    "revision",
+    "grant_types",
+    "granted_grant_types",
+    "post_logout_redirect_uris",
+)
+_CLIENT_JSON_AT = tuple(i for i, f in enumerate(fields(Client)) if f.name in _CLIENT_JSON)
+
+
 @lru_cache(maxsize=1024)
 def _client(raw: tuple) -> Client:
     """A client row, decoded once per distinct row: every request of an app reads the same row,
     and its five JSON columns cost more to decode than the statement costs to run. Immutable, so
     one object serves every request (an edit is a new row, hence a new entry)."""
     values = list(raw)
-    # redirect_uris, scopes, granted_scopes, justifications, revision, grant_types, granted_grant_types
-    for i in (6, 7, 8, 9, 11, 16, 17):
+    for i in _CLIENT_JSON_AT:
         values[i] = _frozen(_json(values[i]))
     values[_REQUIRE_MFA_AT] = bool(values[_REQUIRE_MFA_AT])  # SQLite hands a Boolean back as 0 or 1
     return Client(*values)
@@ -105,7 +119,7 @@ def _row_maker(cls: type[R], q: Prepared, start: int = 0) -> Callable[[Sequence]
     return make
 
 
-class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorStore):
+class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorStore, LogoutStore):
     def __init__(self, db: Database) -> None:
         self.db = db
         self.sql = SimpleNamespace(**{name: db.prepare(name, stmt) for name, stmt in all_statements().items()})
@@ -202,6 +216,7 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorSt
             if not await tx.execute(s.DISABLE_USER, {**uid, "at": now}):
                 return None
             sids = [row[0] for row in await tx.fetch_all(s.END_USER_SESSIONS, uid)]
+            await self._enqueue_logout_notices(tx, "ENQUEUE_USER_LOGOUT_NOTICES", uid, now)
             grants = [tuple(row) for row in await tx.fetch_all(s.REVOKE_USER_GRANTS, {**uid, "now": now})]
             await tx.execute(s.END_USER_REFRESH_TOKENS, {**uid, "now": now})
         return Ended(user_id, tuple(sids), tuple(grants))
@@ -331,7 +346,8 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorSt
 
     async def end_session(self, id_hash: str, now: int) -> Ended | None:
         """End the browser's session (by its cookie's hash) and revoke every grant issued in it,
-        in one transaction; None when there was no such session (ended already)."""
+        in one transaction that also queues the apps' back-channel logout notices (store/logout.py);
+        None when there was no such session (ended already)."""
         return await self._end_session(self.sql.END_SESSION, {"h": id_hash}, now)
 
     async def end_session_by_sid(self, sid: str, user_id: str, now: int) -> Ended | None:
@@ -345,6 +361,7 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorSt
             if row is None:
                 return None
             sid, user_id = row[0], row[1]
+            await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", {"sid": sid}, now)
             grants = [tuple(g) for g in await tx.fetch_all(s.REVOKE_SESSION_GRANTS, {"sid": sid, "now": now})]
             await tx.execute(s.END_SESSION_REFRESH_TOKENS, {"sid": sid, "now": now})
         return Ended(user_id, (sid,), tuple(grants))
@@ -467,4 +484,6 @@ def _config_values(config: ClientConfig) -> dict:
         "new_justifications": dict(config.justifications),
         "new_sector_identifier_uri": config.sector_identifier_uri,
         "new_grant_types": list(config.grant_types),
+        "new_post_logout_redirect_uris": list(config.post_logout_redirect_uris),
+        "new_backchannel_logout_uri": config.backchannel_logout_uri,
     }

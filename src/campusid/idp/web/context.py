@@ -10,6 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
+from campusid.idp.backchannel import BackchannelSender
 from campusid.idp.crypto import derive_key
 from campusid.idp.directory import Directory
 from campusid.idp.events import Events
@@ -17,6 +18,7 @@ from campusid.idp.keys import KeyManager
 from campusid.idp.passwords import Passwords
 from campusid.idp.protocol.access_tokens import AccessTokenValidator
 from campusid.idp.protocol.device import UserCodeDigests
+from campusid.idp.protocol.logout import LogoutTokens
 from campusid.idp.protocol.pairwise import PairwiseSubjects
 from campusid.idp.protocol.tokens import TokenMinter
 from campusid.idp.ratelimit import Limiter
@@ -44,6 +46,7 @@ class Context:
     factors: SecondFactors
     limiter: Limiter | None = None
     directory: Directory | None = None  # CAMPUSID_LDAP_URL set: sign-in against LDAP / AD
+    backchannel: BackchannelSender | None = None  # sends the logout notices (back-channel logout)
     # The time the device authorization grant reads (its codes' lifetimes and polling pace), so
     # tests can move it instead of waiting.
     clock: Callable[[], float] = time.time
@@ -72,20 +75,23 @@ def build_context(settings: Settings, store: Store) -> Context:
         lstrip_blocks=True,
         auto_reload=False,  # the templates ship with the package: no stat() of each file per page
     )
+    pairwise = PairwiseSubjects(settings.secret_key)
+    events = Events(store)
     return Context(
         settings=settings,
         store=store,
         keys=keys,
         minter=TokenMinter(keys, settings.issuer.canonical, settings.id_token_ttl, settings.access_token_ttl),
-        pairwise=PairwiseSubjects(settings.secret_key),
+        pairwise=pairwise,
         passwords=Passwords(settings.argon2_time_cost, settings.argon2_memory_cost, settings.argon2_parallelism),
         apps=AppService(store),
         templates=env,
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
         validator=AccessTokenValidator(keys, store, settings.issuer.canonical),
-        events=Events(store),
+        events=events,
         user_codes=UserCodeDigests(settings.secret_key),
         factors=SecondFactors(store, settings.secret_key, "campusid " + settings.issuer.display),
         limiter=Limiter.from_settings(settings),
         directory=Directory(settings.directory) if settings.directory is not None else None,
+        backchannel=BackchannelSender(store, LogoutTokens(keys, settings.issuer.canonical), pairwise, events),
     )

@@ -40,7 +40,6 @@ from campusid.idp.web.sessions import (
     csrf_token,
     current_interaction,
     current_session,
-    end_session,
     finish_interaction,
     new_interaction,
     new_session,
@@ -412,38 +411,6 @@ async def _complete(
         out = await issue_code(ctx, client, req, subject)
     clear_interaction_cookie(ctx, out)
     return out
-
-
-async def logout_get(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    session = await current_session(ctx, request)
-    if session is None:
-        return page(ctx, "signed_out.html")
-    user = await ctx.store.user(session.user_id)
-    return page(
-        ctx, "logout.html", user=user, action=ctx.path("/logout"), csrf=csrf_token(ctx, "logout", session.raw_id)
-    )
-
-
-async def logout_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    session = await current_session(ctx, request)
-    if session is None:
-        return page(ctx, "signed_out.html")
-    try:
-        form = await read_form(request)
-    except OAuthError:
-        form = {}
-    if not csrf_ok(ctx, "logout", session.raw_id, form.get("csrf_token")):
-        return error_page(
-            ctx,
-            "The form expired or was not sent from this page. Please try again.",
-            status=403,
-            title="Not signed out",
-        )
-    response = page(ctx, "signed_out.html")
-    await end_session(ctx, request, response)
-    return response
 
 
 async def home(request: Request) -> Response:

@@ -43,6 +43,9 @@ def discovery_document(ctx: Context) -> dict:
         "revocation_endpoint": ctx.url("/oauth/revoke"),
         "introspection_endpoint": ctx.url("/oauth/introspect"),
         "end_session_endpoint": ctx.url("/logout"),
+        # OpenID Connect Back-Channel Logout 1.0 2.1: logout tokens carry `sid`, as ID tokens do.
+        "backchannel_logout_supported": True,
+        "backchannel_logout_session_supported": True,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "device_authorization_endpoint": ctx.url("/oauth/device_authorization"),
