@@ -34,6 +34,7 @@ from .errors import (
     DeviceCodeExpiredError,
     DiscoveryError,
     IDTokenError,
+    LogoutTokenError,
     OIDCError,
     TokenEndpointError,
     UserInfoError,
@@ -49,6 +50,7 @@ from .idtoken import (
     verify_signature,
 )
 from .issuer import canonical_issuer
+from .logout import LOGOUT_TOKEN_TYPES, SeenTokens, check_logout_token_claims, jws_header, logout_url
 from .tokens import (
     TokenSet,
     check_revocation_response,
@@ -98,6 +100,7 @@ class ClientCore:
         self._metadata: ProviderMetadata | None = None
         self._metadata_at = 0.0
         self._jwks: JWKS | None = None
+        self._seen_logout_tokens = SeenTokens()
 
     def __repr__(self) -> str:
         kind = "confidential" if self.client_secret is not None else "public"
@@ -214,6 +217,64 @@ class ClientCore:
             max_age=max_age,
             now=self.clock(),
         )
+        return claims
+
+    # --- single logout (RP-Initiated Logout 1.0, Back-Channel Logout 1.0) ---------------------
+
+    def logout_url(
+        self,
+        id_token_hint: str | None,
+        post_logout_redirect_uri: str | None,
+        state: str | None,
+        ui_locales: str | None,
+    ) -> Flow[str]:
+        metadata = yield from self.discover()
+        endpoint = metadata.raw.get("end_session_endpoint")
+        if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
+            raise DiscoveryError("the provider has no end_session_endpoint")
+        return logout_url(
+            endpoint,
+            id_token_hint=id_token_hint,
+            client_id=self.client_id,
+            post_logout_redirect_uri=post_logout_redirect_uri,
+            state=state,
+            ui_locales=ui_locales,
+        )
+
+    def validate_logout_token(self, logout_token: str) -> Flow[dict[str, Any]]:
+        """Back-Channel Logout 1.0 section 2.6: the signature by the provider's key named by
+        `kid` (never `none` or a shared secret), the claims, and a `jti` not seen before."""
+        try:
+            alg, kid = read_header(logout_token)
+        except IDTokenError as exc:
+            raise LogoutTokenError(str(exc).replace("ID token", "logout token")) from None
+        if alg not in ASYMMETRIC_ALGS:
+            raise LogoutTokenError(f"logout token algorithm {alg!r} is not accepted")
+        try:
+            header = jws_header(logout_token)
+        except ValueError:
+            raise LogoutTokenError("logout token header cannot be read") from None
+        if header.get("typ") not in LOGOUT_TOKEN_TYPES:
+            raise LogoutTokenError("logout token typ is not logout+jwt")
+        metadata = yield from self.discover()
+        jwks, fetched = self._jwks, False
+        if jwks is None:
+            jwks, fetched = (yield from self._fetch_jwks(metadata)), True
+        key = jwks.find(kid, alg)
+        if key is None and not fetched:
+            jwks = yield from self._fetch_jwks(metadata)
+            key = jwks.find(kid, alg)
+        if key is None or alg not in allowed_algs(metadata.id_token_signing_alg_values_supported, jwks):
+            raise LogoutTokenError("no key in the provider's JWKS matches the logout token (kid/alg)")
+        try:
+            claims = verify_signature(logout_token, key, alg)
+        except IDTokenError:
+            raise LogoutTokenError("logout token signature is invalid") from None
+        now = self.clock()
+        check_logout_token_claims(claims, issuer=self.issuer, client_id=self.client_id, leeway=self.leeway, now=now)
+        exp = claims.get("exp") if isinstance(claims.get("exp"), int | float) else None
+        if not self._seen_logout_tokens.first_time(claims["jti"], exp, now):
+            raise LogoutTokenError("logout token was already used (jti seen before)")
         return claims
 
     # --- refresh, userinfo, revocation --------------------------------------------------------

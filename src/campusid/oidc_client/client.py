@@ -149,6 +149,21 @@ class OIDCClient(_Base):
     def userinfo(self, access_token: str, *, expected_sub: str | None = None) -> dict[str, Any]:
         return self._run(self._core.userinfo(access_token, expected_sub))
 
+    def logout_url(
+        self,
+        *,
+        id_token_hint: str | None = None,
+        post_logout_redirect_uri: str | None = None,
+        state: str | None = None,
+        ui_locales: str | None = None,
+    ) -> str:
+        """Where to send the browser to sign out at the provider (RP-Initiated Logout 1.0)."""
+        return self._run(self._core.logout_url(id_token_hint, post_logout_redirect_uri, state, ui_locales))
+
+    def validate_logout_token(self, logout_token: str) -> dict[str, Any]:
+        """The claims of a back-channel logout token (Back-Channel Logout 1.0 2.6), or LogoutTokenError."""
+        return self._run(self._core.validate_logout_token(logout_token))
+
     def refresh(self, refresh_token: str, scope: str | None = None) -> TokenSet:
         return self._run(self._core.refresh(refresh_token, scope))
 
@@ -263,6 +278,21 @@ class AsyncOIDCClient(_Base):
 
     async def userinfo(self, access_token: str, *, expected_sub: str | None = None) -> dict[str, Any]:
         return await self._run(self._core.userinfo(access_token, expected_sub))
+
+    async def logout_url(
+        self,
+        *,
+        id_token_hint: str | None = None,
+        post_logout_redirect_uri: str | None = None,
+        state: str | None = None,
+        ui_locales: str | None = None,
+    ) -> str:
+        """Where to send the browser to sign out at the provider (RP-Initiated Logout 1.0)."""
+        return await self._run(self._core.logout_url(id_token_hint, post_logout_redirect_uri, state, ui_locales))
+
+    async def validate_logout_token(self, logout_token: str) -> dict[str, Any]:
+        """The claims of a back-channel logout token (Back-Channel Logout 1.0 2.6), or LogoutTokenError."""
+        return await self._run(self._core.validate_logout_token(logout_token))
 
     async def refresh(self, refresh_token: str, scope: str | None = None) -> TokenSet:
         return await self._run(self._core.refresh(refresh_token, scope))

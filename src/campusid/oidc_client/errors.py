@@ -95,3 +95,8 @@ class IDTokenError(OIDCError):
 
 class LoginTimeoutError(OIDCError):
     """Nobody completed the browser login before the loopback receiver's timeout (RFC 8252 section 7.3)."""
+
+
+class LogoutTokenError(OIDCError):
+    """A back-channel logout token is not acceptable (OpenID Connect Back-Channel Logout 1.0 2.6);
+    the relying party answers 400 and ends no session."""
