@@ -3,7 +3,10 @@
     GET  /          signed out: a "Sign in with campusid" button; signed in: name, grades table, GPA
     GET  /login     starts a fresh login (new state, nonce and PKCE verifier in the server session)
     GET  /callback  checks the authorization response and exchanges the code on this server
-    POST /logout    revokes the access token and ends the session
+    POST /logout    revokes the access token, ends the session and signs out at campusid too
+                    (OpenID Connect RP-Initiated Logout 1.0), which sends the browser back to /
+    POST /backchannel-logout  campusid says a session ended (Back-Channel Logout 1.0): the logout
+                    token is verified and every local session of that campusid session ends
 
 Any failure at /callback ends the login: the pending request is removed from the session before
 anything is checked, so a code is never exchanged twice and a replayed callback URL finds nothing
@@ -38,6 +41,7 @@ from campusid.oidc_client import (
     AuthorizationRequest,
     IDTokenError,
     IssuerMismatchError,
+    LogoutTokenError,
     OIDCError,
     StateMismatchError,
     TokenEndpointError,
@@ -49,6 +53,7 @@ log = logging.getLogger("examples.web_client")
 HERE = Path(__file__).parent
 SCOPE = "openid profile grades.read"
 PENDING_LOGIN_SECONDS = 600
+SIGNED_OUT_ELSEWHERE = "You signed out at campusid, so you are signed out here too."
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,11 @@ class Settings:
     @property
     def redirect_uri(self) -> str:
         return f"http://{self.host}:{self.port}/callback"
+
+    @property
+    def home_url(self) -> str:
+        """Where campusid sends the browser back after signing out (registered as a post-logout URI)."""
+        return f"http://{self.host}:{self.port}/"
 
     @property
     def grades_url(self) -> str:
@@ -174,7 +184,7 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
         sid, data = session_of(request)
         user = data.get("user") if data else None
         if not user:
-            return page("home.html", notice=None)
+            return page("home.html", notice=data.pop("notice", None) if data else None)
         try:
             r = await state["http"].get(
                 settings.grades_url, headers={"Authorization": f"Bearer {user['access_token']}"}
@@ -224,7 +234,12 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
             log.info("login failed: %s", type(exc).__name__)
             return failed(exc)
         data.pop("user", None)
-        data["user"] = {"sub": tokens.id_claims["sub"], "access_token": tokens.access_token}
+        data["user"] = {
+            "sub": tokens.id_claims["sub"],
+            "sid": tokens.id_claims.get("sid"),  # campusid's session: a back-channel logout names it
+            "access_token": tokens.access_token,
+            "id_token": tokens.id_token,  # the hint of a later RP-initiated logout
+        }
         new_sid = sessions.rotate(sid, data)
         return set_cookie(RedirectResponse("/", 303), new_sid)
 
@@ -235,14 +250,42 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
             return RedirectResponse("/", 303)
         user = data.get("user")
         sessions.drop(sid)
+        target = "/"
         if user:
             try:
                 await state["oidc"].revoke(user["access_token"], "access_token")
             except OIDCError as exc:
                 log.warning("token revocation failed: %s", type(exc).__name__)
-        response = RedirectResponse("/", 303)
+            try:  # sign out at campusid too; it sends the browser back to our home page
+                target = await state["oidc"].logout_url(
+                    id_token_hint=user.get("id_token"), post_logout_redirect_uri=settings.home_url
+                )
+            except OIDCError as exc:
+                log.warning("no RP-initiated logout: %s", type(exc).__name__)
+        response = RedirectResponse(target, 303)
         response.delete_cookie(COOKIE, path="/")
         return response
+
+    async def backchannel_logout(request: Request) -> Response:
+        """Back-Channel Logout 1.0 2.5 and 2.8: 200 once the sessions are ended, 400 with an error
+        for a token that does not verify (nothing ends then)."""
+        headers = {"Cache-Control": "no-store"}
+        try:
+            form = await request.form(max_files=0, max_fields=10)
+            token = form.get("logout_token")
+            if not isinstance(token, str) or len(token) > 8192:
+                raise LogoutTokenError("no logout_token")
+            claims = await state["oidc"].validate_logout_token(token)
+        except (LogoutTokenError, ValueError, UnicodeDecodeError) as exc:
+            log.info("back-channel logout refused: %s", exc)
+            body = b'{"error":"invalid_request","error_description":"the logout token is not valid"}'
+            return Response(body, 400, media_type="application/json", headers=headers)
+        except OIDCError as exc:  # the provider's keys cannot be fetched now: campusid retries
+            log.warning("back-channel logout not checked now: %s", type(exc).__name__)
+            return Response(b'{"error":"temporarily_unavailable"}', 503, media_type="application/json", headers=headers)
+        ended = sessions.end_signed_in(sid=claims.get("sid"), sub=claims.get("sub"), notice=SIGNED_OUT_ELSEWHERE)
+        log.info("back-channel logout: %d local session(s) ended", ended)
+        return Response(status_code=200, headers=headers)
 
     async def favicon(request: Request) -> Response:
         return Response(status_code=204)
@@ -254,6 +297,7 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
             Route("/login", login),
             Route("/callback", callback),
             Route("/logout", logout, methods=["POST"]),
+            Route("/backchannel-logout", backchannel_logout, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         lifespan=lifespan,

@@ -61,3 +61,18 @@ class SessionStore:
         if sid:
             with self._lock:
                 self._data.pop(sid, None)
+
+    def end_signed_in(self, *, sid: str | None, sub: str | None, notice: str) -> int:
+        """End the sign-in of every session of the provider's session `sid` (or, without one, of
+        the user `sub`): the user is forgotten and `notice` is what the next page says. How many."""
+        ended = 0
+        with self._lock:
+            for _, data in self._data.values():
+                user = data.get("user")
+                if not user:
+                    continue
+                if (sid is not None and user.get("sid") == sid) or (sid is None and user.get("sub") == sub):
+                    data.pop("user", None)
+                    data["notice"] = notice
+                    ended += 1
+        return ended

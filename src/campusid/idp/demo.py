@@ -148,6 +148,9 @@ async def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dic
         scopes=["openid", "profile", "grades.read"],
         owner="dev",
         description="A server-side web app that shows a student's grades.",
+        # single logout: back to its home page after signing out here, and told when a session ends
+        post_logout_redirect_uris=[f"http://127.0.0.1:{WEB_CLIENT_PORT}/"],
+        backchannel_logout_uri=f"http://127.0.0.1:{WEB_CLIENT_PORT}/backchannel-logout",
     )
     return {
         "issuer": issuer,
