@@ -179,6 +179,20 @@ SCHEMAS: dict[str, Any] = {
                 "description": "why the last sign-in failed, until the next one starts",
                 "oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Error"}],
             },
+            "signed_out_reason": {
+                "description": "set (code `session_revoked`) when the app signed itself out because "
+                "campusid refused its refresh token: the sign-in ended there (OpenID Connect "
+                "Back-Channel Logout 1.0); null otherwise, and again after the next sign-in",
+                "oneOf": [
+                    {"type": "null"},
+                    {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "additionalProperties": False,
+                        "properties": {"code": {"const": "session_revoked"}, "message": {"type": "string"}},
+                    },
+                ],
+            },
         },
     },
     "LogoutData": {

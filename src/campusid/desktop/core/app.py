@@ -114,6 +114,7 @@ class DesktopCore:
             "token_storage": {"kind": self.token_store.kind, "detail": self.token_store.detail},
             "device_login": device_prompt_data(prompt) if prompt is not None else None,
             "last_login_error": {"code": failed.code, "message": failed.message} if failed is not None else None,
+            "signed_out_reason": _signed_out_reason(self.session.signed_out_reason),
         }
 
     def close(self) -> None:
@@ -131,3 +132,9 @@ class DesktopCore:
             self.jwks.fetch()
         except CoreError as exc:
             log.warning("could not cache the IdP's JWKS after sign-in (%s)", exc.code)
+
+
+def _signed_out_reason(code: str | None) -> dict[str, str] | None:
+    from .session import REVOKED, REVOKED_MESSAGE
+
+    return {"code": code, "message": REVOKED_MESSAGE} if code == REVOKED else None

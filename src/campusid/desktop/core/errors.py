@@ -58,3 +58,8 @@ class RefreshRejected(CoreError):
     """The IdP no longer accepts the refresh token (``invalid_grant``): the session is over."""
 
     code = "not_logged_in"
+
+
+class SessionRevoked(RefreshRejected):
+    """The refresh token was refused because the sign-in ended at campusid (signed out there or in
+    another app, the account or the app disabled): the app has signed itself out."""

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import events as ev
-from .errors import CoreError, LoginFailed, LoginInProgress, NotLoggedIn, RefreshRejected
+from .errors import CoreError, LoginFailed, LoginInProgress, NotLoggedIn, RefreshRejected, SessionRevoked
 from .oidc import DevicePrompt, OIDCPort, Tokens
 from .token_store import TokenStore
 
@@ -27,6 +27,14 @@ log = logging.getLogger(__name__)
 
 # An access token this close to expiry is refreshed before use.
 REFRESH_MARGIN = 30.0
+# Why the app signed itself out when campusid refused its refresh token: the session it was issued
+# in ended there (signed out at campusid or in another app, the account disabled, the app suspended:
+# OpenID Connect Back-Channel Logout 1.0 revokes the session's refresh tokens).
+REVOKED = "session_revoked"
+REVOKED_MESSAGE = (
+    "campusid ended this sign-in (you signed out there or in another app, or your account or this app "
+    "was disabled), so the app signed you out. Sign in again to continue."
+)
 DEFAULT_LOGIN_TIMEOUT = 300.0
 
 
@@ -101,6 +109,7 @@ class SessionManager:
         self._waiting: SessionState | None = None
         self._device: DevicePrompt | None = None
         self._last_error: CoreError | None = None
+        self._signed_out_reason: str | None = None
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -131,6 +140,13 @@ class SessionManager:
         """Why the last sign-in failed (denied, expired, refused), until the next one starts."""
         with self._lock:
             return self._last_error
+
+    @property
+    def signed_out_reason(self) -> str | None:
+        """``session_revoked`` when the app signed itself out because campusid refused its refresh
+        token; None otherwise (never signed in, signed out here, or signed in again since)."""
+        with self._lock:
+            return self._signed_out_reason
 
     # -- sign-in ---------------------------------------------------------------------------
     def start_login(
@@ -283,21 +299,24 @@ class SessionManager:
             try:
                 tokens = self._oidc.refresh(latest.refresh_token)
             except RefreshRejected:
-                self._drop_session()
-                raise
+                log.info("campusid refused the refresh token: the session ended there; signing out")
+                self._drop_session(reason=REVOKED)
+                raise SessionRevoked(REVOKED_MESSAGE) from None
             return self._replace_session(Session.from_tokens(tokens, previous=latest))
 
     def _replace_session(self, session: Session) -> Session:
         self._store.save(asdict(session))
         with self._lock:
             self._session = session
+            self._signed_out_reason = None
         self._emit_state()
         return session
 
-    def _drop_session(self) -> None:
+    def _drop_session(self, reason: str | None = None) -> None:
         self._store.clear()
         with self._lock:
             self._session = None
+            self._signed_out_reason = reason
         self._emit_state()
 
     # -- sign-out --------------------------------------------------------------------------
@@ -322,4 +341,5 @@ class SessionManager:
             ev.STATE_CHANGED,
             state=self.state.value,
             user={"name": session.user_name} if session else None,
+            reason=self.signed_out_reason,
         )

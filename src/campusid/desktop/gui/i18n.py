@@ -16,6 +16,8 @@ _TEXT: dict[str, dict[str, str]] = {
     EN: {
         "app.title": "CampusID Desktop",
         "user.signed_out": "Not signed in",
+        "session.revoked": "You were signed out: campusid ended this sign-in (you signed out there or in "
+        "another app, or your account or this app was disabled). Select \u201cSign in\u201d to sign in again.",
         "user.signed_in": "Signed in as {name}",
         "user.unnamed": "Signed in",
         "user.waiting": "Waiting for the browser sign-in\u2026",
@@ -87,6 +89,8 @@ _TEXT: dict[str, dict[str, str]] = {
     ZH_CN: {
         "app.title": "CampusID \u684c\u9762\u7248",
         "user.signed_out": "\u672a\u767b\u5f55",
+        "session.revoked": "您已退出：campusid 结束了此次登录（您在 campusid 或其他应用中退出了登录，"
+        "或您的账户或本应用已被停用）。请选择\u201c登录\u201d重新登录。",
         "user.signed_in": "\u5df2\u767b\u5f55\uff1a{name}",
         "user.unnamed": "\u5df2\u767b\u5f55",
         "user.waiting": "\u6b63\u5728\u7b49\u5f85\u6d4f\u89c8\u5668\u767b\u5f55\u2026",

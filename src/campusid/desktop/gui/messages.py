@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
-from ..core.errors import CoreError, LoginCancelled
+from ..core.errors import CoreError, LoginCancelled, SessionRevoked
 from .i18n import Texts
 
 _BY_CODE = {
@@ -22,6 +22,8 @@ _BY_CODE = {
 def describe_error(error: BaseException, texts: Texts, *, now: datetime | None = None) -> str:
     if isinstance(error, LoginCancelled):
         return texts("error.login_cancelled")
+    if isinstance(error, SessionRevoked):
+        return texts("session.revoked")
     if not isinstance(error, CoreError):
         return texts("error.unexpected", code=type(error).__name__)
     if error.code == "rate_limited":

@@ -420,6 +420,8 @@ class MainWindow(QMainWindow):
             self._show_calls_hint()
         elif event.kind == ev.STATE_CHANGED:
             self.apply_state()
+            if event.data.get("reason") == "session_revoked":  # campusid ended the sign-in
+                self.show_message(self.t("session.revoked"))
         elif event.kind == ev.SYNC_STARTED and not self._syncing:
             self._set_syncing(True)  # a sync started by a script through the bridge
         elif event.kind in (ev.SYNC_FINISHED, ev.SYNC_FAILED):
