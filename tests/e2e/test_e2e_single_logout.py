@@ -197,6 +197,10 @@ def test_signing_out_at_the_idp_ends_both_relying_parties_sessions(world):
         assert "1 local session(s) ended" in rp.logouts()[0]
         assert rp.logouts("refused") == []
     assert events_of(server.env, "logout_delivery_failed") == []
+    # A relying party refuses what is not a logout token of campusid's, with 400 (2.8).
+    for body in ({"logout_token": "not-a-jwt"}, {"other": "x"}, {"logout_token": "e30.e30."}):
+        r = httpx.post(rp1.url + "/backchannel-logout", data=body, timeout=10)
+        assert r.status_code == 400 and r.json()["error"] == "invalid_request"
 
     # RP-initiated: the web client's sign-out button signs out at campusid and comes back to it;
     # the other app, signed in in the same campusid session, is told.

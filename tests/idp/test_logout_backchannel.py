@@ -220,3 +220,20 @@ def test_a_session_whose_apps_got_no_tokens_sends_nothing(idp, receiver, two_app
     confirm_logout(client)
     assert idp.db.pending_logout_notices() == []
     assert drain(idp, sender_for(idp), int(time.time())) == 0 and receiver.received == []
+
+
+def test_a_notice_whose_worker_died_is_sent_by_another_after_the_lease(idp, two_apps):
+    from campusid.idp.backchannel import LEASE
+
+    client = idp.client()
+    sign_in_to(client, idp, two_apps[0])
+    confirm_logout(client)
+    t = int(time.time())
+    [first] = idp.db.claim_logout_notices("worker-a", t, t + LEASE)
+    assert first.attempts == 1
+    assert idp.db.claim_logout_notices("worker-b", t + LEASE - 1, t + 2 * LEASE) == []  # still held
+    [again] = idp.db.claim_logout_notices("worker-b", t + LEASE, t + 2 * LEASE)  # worker-a died
+    assert again.id == first.id and again.attempts == 2
+    assert idp.db.logout_notice_delivered(first) is False  # the dead worker's claim no longer counts
+    assert idp.db.logout_notice_delivered(again) is True
+    assert idp.db.pending_logout_notices() == []

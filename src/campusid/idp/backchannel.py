@@ -97,6 +97,8 @@ class BackchannelSender:
                         pass
                 except StoreError as exc:  # the database is down: the notices wait in it
                     log.warning("back-channel logout: the queue cannot be read now (%s)", type(exc).__name__)
+                except Exception:  # a bug must not stop every later notice of this worker
+                    log.exception("back-channel logout: draining the queue failed")
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.poll_interval)
         finally:
