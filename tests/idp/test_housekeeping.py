@@ -181,6 +181,7 @@ def test_the_purge_deletes_100000_expired_rows_of_each_kind_and_no_live_row(idp,
         "codes": BIG // 100,
         "device_codes": 0,
         "events": BIG // 200,
+        "logout_notices": 0,
     }
     assert dry == expected
     assert count(url, "SELECT count(*) FROM sessions") == BIG + 2  # a dry run deletes nothing
@@ -242,7 +243,7 @@ def test_db_purge_command_prints_the_counts_and_dry_run_deletes_nothing(idp_env)
 
     dry = json.loads(run_cli(idp_env, "db", "purge", "--dry-run", "--json").stdout)
     counts = {"sessions": 400, "interactions": 400, "grants": 400, "refresh_tokens": 400, "codes": 4}
-    assert dry == {"purged": {**counts, "device_codes": 0, "events": 2}, "dry_run": True}
+    assert dry == {"purged": {**counts, "device_codes": 0, "events": 2, "logout_notices": 0}, "dry_run": True}
     assert count(settings.database_url, "SELECT count(*) FROM sessions") == 400
     done = json.loads(run_cli(idp_env, "db", "purge", "--json").stdout)
     assert done == {**dry, "dry_run": False}
@@ -261,12 +262,14 @@ PLANNED = (
     "PURGE_GRANTS",
     "PURGE_EXPIRED_DEVICE_CODES",
     "PURGE_EVENTS",
+    "PURGE_LOGOUT_NOTICES",
     "COUNT_EXPIRED_SESSIONS",
     "COUNT_EXPIRED_INTERACTIONS",
     "COUNT_DEAD_REFRESH_TOKENS",
     "COUNT_DEAD_GRANTS",
     "COUNT_EXPIRED_DEVICE_CODES",
     "COUNT_OLD_EVENTS",
+    "COUNT_OLD_LOGOUT_NOTICES",
     "END_USER_SESSIONS",
     "REVOKE_USER_GRANTS",
     "END_USER_REFRESH_TOKENS",
@@ -333,6 +336,28 @@ def test_every_purge_statement_and_per_user_revoke_uses_an_index(idp):
     assert {name: lines for name, lines in scanning.items() if lines} == {}, found
     index_names = ("ix_", "pk_", "Index", "INDEX", "PRIMARY KEY")
     assert all(any(word in plan for word in index_names) for plan in found.values()), found
+
+
+def test_logout_notices_given_up_go_with_the_events_retention_and_no_pending_one_does(idp):
+    url = idp.settings.database_url
+    now = int(time.time())
+    cols = ("client_id", "user_id", "sid", "created_at", "next_at", "attempts", "failed_at")
+    old, recent = now - 91 * DAY, now - 89 * DAY
+    seed(
+        url,
+        "logout_notices",
+        cols,
+        [
+            ("web", idp.student.id, "s-old", old, old, 6, old),  # given up 91 days ago: purged
+            ("web", idp.student.id, "s-recent", recent, recent, 6, recent),  # given up 89 days ago: kept
+            ("web", idp.student.id, "s-pending", old, now + 60, 2, None),  # still being retried: kept
+        ],
+    )
+    store = idp.store
+    purged = run(store, store.purge(now=now, tokens_before=now - 3600, events_before=now - 90 * DAY))
+    assert purged["logout_notices"] == 1
+    assert count(url, "SELECT count(*) FROM logout_notices WHERE sid = 's-old'") == 0
+    assert count(url, "SELECT count(*) FROM logout_notices WHERE sid IN ('s-recent', 's-pending')") == 2
 
 
 # -- one worker at a time ----------------------------------------------------------------------

@@ -11,7 +11,8 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
 - a grant with no refresh token left whose code expired before `tokens_before`: its code cannot
   be redeemed (RFC 6749 4.1.2) and every access token checked against it has expired. Counted as
   `codes` when its code was never redeemed, else as `grants`;
-- a device code past its `expires_at` (store/devices.py), an event older than the retention.
+- a device code past its `expires_at` (store/devices.py), an event older than the retention, and a
+  back-channel logout notice given up (`failed_at`) before the same retention (its failure is an event).
 
 Each DELETE takes at most `batch` rows, chosen through an index in expiry order, and commits on
 its own, so a request waits at most one batch's statement; after each batch the purge pauses for
@@ -32,9 +33,17 @@ from sqlalchemy import and_, bindparam, delete, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
 from campusid.idp.store.database import Prepared
-from campusid.idp.store.schema import device_codes, events, grants, interactions, refresh_tokens, sessions
+from campusid.idp.store.schema import (
+    device_codes,
+    events,
+    grants,
+    interactions,
+    logout_notices,
+    refresh_tokens,
+    sessions,
+)
 
-KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events")
+KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events", "logout_notices")
 BATCH = 1000
 PACE = 2.0
 MAX_PAUSE = 1.0  # seconds
@@ -62,6 +71,10 @@ def _expired(table, key, column, bound):
 PURGE_SESSIONS = _expired(sessions, sessions.c.id_hash, sessions.c.expires_at, _NOW)
 PURGE_INTERACTIONS = _expired(interactions, interactions.c.id_hash, interactions.c.expires_at, _NOW)
 PURGE_EVENTS = _expired(events, events.c.id, events.c.at, bindparam("events_before"))
+# failed_at is the first column of ix_logout_notices_next_at
+PURGE_LOGOUT_NOTICES = _expired(
+    logout_notices, logout_notices.c.id, logout_notices.c.failed_at, bindparam("events_before")
+)
 PURGE_REFRESH_TOKENS = (
     delete(refresh_tokens)
     .where(
@@ -95,6 +108,9 @@ COUNT_EXPIRED_SESSIONS = select(func.count()).select_from(sessions).where(sessio
 COUNT_EXPIRED_INTERACTIONS = select(func.count()).select_from(interactions).where(interactions.c.expires_at <= _NOW)
 COUNT_EXPIRED_DEVICE_CODES = select(func.count()).select_from(device_codes).where(device_codes.c.expires_at <= _NOW)
 COUNT_OLD_EVENTS = select(func.count()).select_from(events).where(events.c.at <= bindparam("events_before"))
+COUNT_OLD_LOGOUT_NOTICES = (
+    select(func.count()).select_from(logout_notices).where(logout_notices.c.failed_at <= bindparam("events_before"))
+)
 COUNT_DEAD_REFRESH_TOKENS = select(func.count()).select_from(refresh_tokens).where(_DEAD_REFRESH)
 _family_of_grant = aliased(refresh_tokens, name="family")
 COUNT_DEAD_GRANTS = (
@@ -168,6 +184,7 @@ class HousekeepingStore:
                 "codes": dead.get(True, 0),
                 "device_codes": (await one(s.COUNT_EXPIRED_DEVICE_CODES, {"now": now}))[0],
                 "events": (await one(s.COUNT_OLD_EVENTS, {"events_before": events_before}))[0],
+                "logout_notices": (await one(s.COUNT_OLD_LOGOUT_NOTICES, {"events_before": events_before}))[0],
             }
         counts = {
             "sessions": await self._drain(s.PURGE_SESSIONS, {"now": now}, batch),
@@ -180,4 +197,5 @@ class HousekeepingStore:
         counts.update(grants=len(gone) - unredeemed, codes=unredeemed)
         counts["device_codes"] = await self._drain(s.PURGE_EXPIRED_DEVICE_CODES, {"now": now}, batch)
         counts["events"] = await self._drain(s.PURGE_EVENTS, {"events_before": events_before}, batch)
+        counts["logout_notices"] = await self._drain(s.PURGE_LOGOUT_NOTICES, {"events_before": events_before}, batch)
         return {kind: counts[kind] for kind in KINDS}

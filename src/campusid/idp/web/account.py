@@ -130,6 +130,8 @@ async def end_session_post(request: Request) -> Response:
     if not sid or len(sid) > 64:
         return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
     await ctx.store.end_session_by_sid(sid, me.user.id, int(time.time()))
+    if ctx.backchannel is not None:  # the apps of the ended sessions are told now
+        ctx.backchannel.wake()
     return _back(ctx, "session")
 
 
@@ -139,6 +141,8 @@ async def signout_others_post(request: Request) -> Response:
     if failure is not None:
         return failure
     await ctx.store.end_other_sessions(me.user.id, me.session.session.id_hash, int(time.time()))
+    if ctx.backchannel is not None:  # the apps of the ended sessions are told now
+        ctx.backchannel.wake()
     return _back(ctx, "others")
 
 
