@@ -34,6 +34,8 @@ if ! redis_up; then
 fi
 redis_up || { say "Redis is not reachable on 127.0.0.1:6379"; exit 1; }
 
+# the backup-and-restore test runs the commands docs/operations.md gives (sqlite3 .backup/.restore)
+have sqlite3 || { say "installing the sqlite3 shell for the backup test"; apt_install sqlite3; }
 if [ ! -x /usr/bin/chromium ]; then say "installing Debian's Chromium for the browser tests"; apt_install chromium; fi
 # Debian's OpenLDAP server and tools: the directory tests start their own slapd (own config, port
 # and data directory); the system's slapd is never used.
