@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make sure what the tests talk to is there: PostgreSQL, Redis, Debian's Chromium, Node for the
-# interop tests, slapd for the directory tests. Starts or installs only what is missing; says what it did.
+# interop tests, slapd for the directory tests, nginx for the deployment tests. Starts or installs only
+# what is missing; says what it did.
 set -euo pipefail
 
 say() { printf 'ensure-test-services: %s\n' "$*"; }
@@ -40,5 +41,6 @@ if [ ! -x /usr/bin/chromium ]; then say "installing Debian's Chromium for the br
 # Debian's OpenLDAP server and tools: the directory tests start their own slapd (own config, port
 # and data directory); the system's slapd is never used.
 if [ ! -x /usr/sbin/slapd ] || ! have ldapsearch; then say "installing slapd and ldap-utils for the directory tests"; apt_install slapd ldap-utils; fi
+if ! have nginx && [ ! -x /usr/sbin/nginx ]; then say "installing Debian's nginx for the deployment tests"; apt_install nginx-light; fi
 if ! have node; then say "installing Node.js for the interop tests"; apt_install nodejs npm || true; fi
 say "PostgreSQL, Redis, Chromium and slapd are ready"
