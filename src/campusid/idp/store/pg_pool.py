@@ -38,6 +38,10 @@ _CONNECTION_ERRORS = (
     asyncpg.exceptions.AdminShutdownError,
     asyncpg.exceptions.CrashShutdownError,
     asyncpg.exceptions.CannotConnectNowError,
+    # The connection is still mid-way through another exchange: an idle connection that received
+    # the server's shutdown notice (57P01) before its socket closed refuses the next statement
+    # with "cannot switch to state ..."; the statement was not sent.
+    asyncpg.exceptions.InternalClientError,
     OSError,
     asyncio.CancelledError,  # interrupted mid-statement: the protocol state is unknown
     asyncio.TimeoutError,

@@ -10,7 +10,9 @@ opens a connection of its own. When a connection fails at connection level:
 - a read is retried once, on a fresh connection (the pool has dropped every idle one), so the
   first request after a server restart is answered;
 - a write is never retried, since it may have committed before the connection died: the caller
-  gets StoreUnavailable (503), as when the server cannot be reached at all.
+  gets StoreUnavailable (503), as when the server cannot be reached at all; except when the
+  connection refused to send it (asyncpg's InternalClientError: the connection was still busy with
+  the server's shutdown notice), which is retried like a read, and so is a transaction's BEGIN.
 A statement the server refuses (a constraint, a syntax error) leaves its connection in the pool.
 """
 
@@ -133,9 +135,12 @@ class PostgresDatabase(Database):
                 failure: BaseException = exc
             except (TimeoutError, asyncpg.exceptions.InterfaceError, OSError) as exc:
                 failure = exc
+            except asyncpg.exceptions.InternalClientError as exc:
+                failure = exc  # never sent: safe to send again, even a write
             # The connection died under the statement (asyncio.CancelledError is not caught: the
             # caller gave up, and the connection was dropped on the way out).
-            if q.write or attempt == 2:
+            unsent = isinstance(failure, asyncpg.exceptions.InternalClientError)
+            if (q.write and not unsent) or attempt == 2:
                 verb = "may not have been" if q.write else "was not"
                 raise StoreUnavailable(f"the database connection was lost; the statement {verb} applied") from failure
         raise AssertionError("unreachable")  # pragma: no cover
@@ -151,16 +156,44 @@ class PostgresDatabase(Database):
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Queries]:
-        """One transaction on one connection; never retried (it writes)."""
+        """One transaction on one connection; never retried once begun (it writes). A BEGIN that a
+        dead connection could not send is sent again on a fresh one."""
         try:
-            async with self._lend() as conn, conn.transaction():
+            async with self._lend_begun() as conn:
                 yield _Connection(conn)
         except asyncpg.PostgresError as exc:
             if isinstance(exc, asyncpg.exceptions.PostgresConnectionError) or _is_shutdown(exc):
                 raise StoreUnavailable("the database connection was lost during a transaction") from exc
             raise _translate(exc) from exc
-        except (TimeoutError, asyncpg.exceptions.InterfaceError, OSError) as exc:
+        except (
+            TimeoutError,
+            asyncpg.exceptions.InterfaceError,
+            asyncpg.exceptions.InternalClientError,
+            OSError,
+        ) as exc:
             raise StoreUnavailable("the database connection was lost during a transaction") from exc
+
+    @contextlib.asynccontextmanager
+    async def _lend_begun(self) -> AsyncIterator[Any]:
+        """A connection with a transaction begun; committed when the block ends, else rolled back."""
+        for attempt in (1, 2):
+            begun = False
+            try:
+                async with self._lend() as conn:
+                    tx = conn.transaction()
+                    await tx.start()  # a connection that cannot send it is dropped by _lend
+                    begun = True
+                    try:
+                        yield conn
+                    except BaseException:
+                        if not conn.is_closed():
+                            await tx.rollback()
+                        raise
+                    await tx.commit()
+                    return
+            except asyncpg.exceptions.InternalClientError:
+                if begun or attempt == 2:
+                    raise
 
 
 def _is_shutdown(exc: BaseException) -> bool:
