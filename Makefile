@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots
+.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots fuzz
 
 setup: $(VENV)/.installed
 
@@ -44,3 +44,11 @@ test-postgres: setup
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+# The long fuzz run: the same fuzzers as the suite's short pass, with many more examples each
+# (FUZZ_EXAMPLES per schemathesis operation, FUZZ_REQUESTS for the IdP's endpoints).
+FUZZ_EXAMPLES ?= 2000
+FUZZ_REQUESTS ?= 200000
+fuzz: setup services
+	CAMPUSID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CAMPUSID_FUZZ_EXAMPLES_IDP=$(FUZZ_REQUESTS) \
+	  $(PYTEST) -s --timeout=0 tests/fuzz

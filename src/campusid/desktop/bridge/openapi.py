@@ -240,6 +240,7 @@ _OPERATION_ERRORS = {
     "grades": ["insufficient_scope", "not_logged_in", "upstream_unavailable"],
     "status": [],
     "logout": [],
+    "static": ["not_found"],
 }
 
 
@@ -285,6 +286,16 @@ def _operation(op: Operation) -> dict[str, Any]:
     else:
         ok = {"description": "embedded resource", "content": {"text/html": {}}}
     doc["responses"] = {"200": ok, **_error_responses(codes)}
+    if op is STATIC:
+        doc["parameters"] = [
+            {
+                "name": "name",
+                "in": "path",
+                "required": True,
+                "description": "a file of the status page, e.g. `app.js`; any other name answers 404 `not_found`",
+                "schema": {"type": "string"},
+            }
+        ]
     if op.name == "login":
         doc["requestBody"] = {
             "required": False,

@@ -12,16 +12,20 @@ class _Strict(BaseModel):
 
 
 GrantType = Literal["device_code"]
+# What the review workflow refuses with 422 whatever the app, stated in the schema too: a name or
+# feedback must hold a character other than white space, and an app needs a redirect URI.
+_TEXT = r"\S"
+_NAME = {"min_length": 1, "max_length": 200, "pattern": _TEXT}
 _GRANT_TYPES_ASKED = "Grant types asked for beyond the code flow: `device_code` (RFC 8628 device authorization)."
 _POST_LOGOUT = "Where RP-initiated logout may return the browser (OpenID Connect RP-Initiated Logout 1.0); exact match."
 _BACKCHANNEL = "Where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0); https, or http on loopback."
 
 
 class AppCreate(_Strict):
-    name: str = Field(max_length=200)
+    name: str = Field(**_NAME)
     type: Literal["web", "native"]
     description: str = Field("", max_length=2000)
-    redirect_uris: list[str] = Field(max_length=20)
+    redirect_uris: list[str] = Field(min_length=1, max_length=20)
     scopes: list[str] = Field(default_factory=lambda: ["openid"], max_length=20)
     justifications: dict[str, str] = Field(
         default_factory=dict, description="A reason for each requested sensitive scope (student_number, grades.read)."
@@ -35,9 +39,9 @@ class AppCreate(_Strict):
 class AppEdit(_Strict):
     """Fields given replace the old values; the app stays in its state (submit separately)."""
 
-    name: str | None = Field(None, max_length=200)
+    name: str | None = Field(None, **_NAME)
     description: str | None = Field(None, max_length=2000)
-    redirect_uris: list[str] | None = Field(None, max_length=20)
+    redirect_uris: list[str] | None = Field(None, min_length=1, max_length=20)
     scopes: list[str] | None = Field(None, max_length=20)
     justifications: dict[str, str] | None = None
     sector_identifier_uri: str | None = None
@@ -49,9 +53,9 @@ class AppEdit(_Strict):
 class Revision(_Strict):
     """The complete new configuration of an active app, reviewed before it replaces the current one."""
 
-    name: str = Field(max_length=200)
+    name: str = Field(**_NAME)
     description: str = Field("", max_length=2000)
-    redirect_uris: list[str] = Field(max_length=20)
+    redirect_uris: list[str] = Field(min_length=1, max_length=20)
     scopes: list[str] = Field(max_length=20)
     justifications: dict[str, str] = Field(default_factory=dict)
     sector_identifier_uri: str | None = None
@@ -75,7 +79,7 @@ class Approve(_Strict):
 
 
 class Reject(_Strict):
-    feedback: str = Field(max_length=5000)
+    feedback: str = Field(min_length=1, max_length=5000, pattern=_TEXT)
     subject: Literal["app", "revision"] = "app"
 
 
