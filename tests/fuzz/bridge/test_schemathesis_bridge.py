@@ -1,7 +1,9 @@
 """schemathesis against the desktop bridge's own /openapi.json, over real HTTP with the bridge
 token: every operation with generated valid and invalid input (bodies, the /static/{name}
-parameter, missing or wrong tokens). No answer is a 5xx, and every status, content type and body
-is one the document declares. `make fuzz` runs it with many more examples."""
+parameter, missing or wrong tokens). No answer is a 5xx of the bridge's own (500 `internal_error`);
+the only 5xx are its declared 502/503 about the identity provider (here a fake one without, for
+instance, device authorization), and every status, content type and body is one the document
+declares. `make fuzz` runs it with many more examples."""
 
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ from schemathesis import checks
 
 from tests.desktop.harness import BRIDGE_TOKEN
 
+UPSTREAM = {"upstream_error", "upstream_unavailable"}
 EXAMPLES = int(os.environ.get("CAMPUSID_FUZZ_EXAMPLES", "8"))
 CHECKS = [
-    checks.not_a_server_error,
     checks.status_code_conformance,
     checks.content_type_conformance,
     checks.response_schema_conformance,
@@ -39,8 +41,11 @@ def test_bridge_conforms_to_its_openapi_document(bridge):
                 case.body["timeout"] = min(case.body.get("timeout", 5) or 5, 5)  # a person never comes
             response = case.call(base_url=bridge.url, headers=headers)
             seen[str(response.status_code)] = seen.get(str(response.status_code), 0) + 1
+            if response.status_code >= 500:
+                assert response.status_code in (502, 503), response.text[:300]
+                assert response.json()["error"]["code"] in UPSTREAM, response.text[:300]
             case.validate_response(response, checks=CHECKS)
 
         check()
     print(f"bridge: answers per status {seen}")
-    assert not any(status.startswith("5") for status in seen)
+    assert "500" not in seen
