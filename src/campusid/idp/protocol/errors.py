@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
+# RFC 6749 5.2 and 4.1.2.1, RFC 6750 3: error_description is NQSCHAR only, %x20-21 / %x23-5B / %x5D-7E.
+_NOT_NQSCHAR = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
+DESCRIPTION_MAX = 200
+
+
+def description_text(text: str) -> str:
+    """An error description as RFC 6749 5.2 allows it (printable ASCII without '"' and '\\'),
+    each other character '?', at most DESCRIPTION_MAX characters. A description may quote what
+    the request sent, which is anyone's bytes; in a header (RFC 6750 3's WWW-Authenticate) a
+    non-ASCII byte or a quote would break the header or be read as a new parameter."""
+    return _NOT_NQSCHAR.sub("?", text[:DESCRIPTION_MAX])
+
 
 class OAuthError(Exception):
     """An error the protocol defines; one place turns it into a response."""
@@ -11,7 +25,7 @@ class OAuthError(Exception):
 
     def __init__(self, description: str = "", *, error: str | None = None, status: int | None = None) -> None:
         super().__init__(description)
-        self.description = description
+        self.description = description_text(description)
         if error is not None:
             self.error = error
         if status is not None:
