@@ -46,9 +46,11 @@ bench: setup
 	$(BIN)/python bench/run.py
 
 # The long fuzz run: the same fuzzers as the suite's short pass, with many more examples each
-# (FUZZ_EXAMPLES per schemathesis operation, FUZZ_REQUESTS for the IdP's endpoints).
+# (FUZZ_EXAMPLES per schemathesis operation, FUZZ_REQUESTS for the IdP's endpoints, FUZZ_SEQUENCES
+# stateful sequences of up to 12 steps on a real code, token and session).
 FUZZ_EXAMPLES ?= 2000
 FUZZ_REQUESTS ?= 200000
+FUZZ_SEQUENCES ?= 2000
 fuzz: setup services
-	CAMPUSID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CAMPUSID_FUZZ_EXAMPLES_IDP=$(FUZZ_REQUESTS) \
+	CAMPUSID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CAMPUSID_FUZZ_EXAMPLES_IDP=$(FUZZ_REQUESTS) CAMPUSID_FUZZ_SEQUENCES=$(FUZZ_SEQUENCES) \
 	  $(PYTEST) -s --timeout=0 tests/fuzz
