@@ -24,9 +24,7 @@ def test_a_hostile_parameter_name_never_reaches_a_header_raw(idp, browser):
     names = ["ê\U000190f9", 'a"b', "c\\d", "e\x7ff"]
     for name in names:
         body = f"{name}=1&{name}=2".encode()
-        r = browser.post(
-            "/oauth/userinfo", content=body, headers={"content-type": "application/x-www-form-urlencoded"}
-        )
+        r = browser.post("/oauth/userinfo", content=body, headers={"content-type": "application/x-www-form-urlencoded"})
         assert r.status_code == 400 and r.json()["error"] == "invalid_request"
         challenge = r.headers["www-authenticate"]
         assert challenge.startswith('Bearer realm="campusid", error="invalid_request"')
