@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots fuzz
+.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots fuzz soak
 
 setup: $(VENV)/.installed
 
@@ -54,3 +54,9 @@ FUZZ_SEQUENCES ?= 2000
 fuzz: setup services
 	CAMPUSID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CAMPUSID_FUZZ_EXAMPLES_IDP=$(FUZZ_REQUESTS) CAMPUSID_FUZZ_SEQUENCES=$(FUZZ_SEQUENCES) \
 	  $(PYTEST) -s --timeout=0 tests/fuzz
+
+# The soak: SOAK_SECONDS of mixed load on `campusid serve --workers 2` (PostgreSQL and Redis of its
+# own), the workers' memory sampled every 10 s (tests/faults/test_soak.py).
+SOAK_SECONDS ?= 1800
+soak: setup services
+	CAMPUSID_SOAK_SECONDS=$(SOAK_SECONDS) $(PYTEST) -s tests/faults/test_soak.py
