@@ -13,6 +13,7 @@ import asyncio
 import collections
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ pytestmark = [
 ]
 
 
+@dataclass
 class SoakLoad(Load):
     """The fault tests' load, counting answers instead of keeping each (a soak makes millions)."""
 

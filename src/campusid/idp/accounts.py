@@ -36,7 +36,10 @@ class AccountChange:
         return out
 
 
-async def _admin_and_target(store: Store, username: str, by: str) -> tuple[User, User]:
+async def _admin_and_target(
+    store: Store, username: str, by: str, own: str = "an admin cannot disable or enable their own account"
+) -> tuple[User, User]:
+    """The active admin `by` and the account `username` they act on (never their own: `own` says why)."""
     admin = await store.user_by_username(by)
     if admin is None or admin.role != "admin" or admin.disabled:
         raise AccountError(f"--by must name an active admin; {by!r} is not one")
@@ -44,7 +47,7 @@ async def _admin_and_target(store: Store, username: str, by: str) -> tuple[User,
     if user is None:
         raise AccountError(f"no user named {username!r}")
     if user.id == admin.id:
-        raise AccountError("an admin cannot disable or enable their own account")
+        raise AccountError(own)
     return admin, user
 
 
@@ -81,14 +84,9 @@ class FactorReset:
 async def mfa_reset(store: Store, events: Events, username: str, *, by: str) -> FactorReset:
     """Remove every second factor and recovery code of an account (a lost phone), audited as
     `mfa_removed`; the person signs in with their password and sets a factor up again."""
-    admin = await store.user_by_username(by)
-    if admin is None or admin.role != "admin" or admin.disabled:
-        raise AccountError(f"--by must name an active admin; {by!r} is not one")
-    user = await store.user_by_username(username)
-    if user is None:
-        raise AccountError(f"no user named {username!r}")
-    if user.id == admin.id:
-        raise AccountError("an admin cannot reset their own second factors; ask another admin")
+    admin, user = await _admin_and_target(
+        store, username, by, own="an admin cannot reset their own second factors; ask another admin"
+    )
     removed = tuple(await store.reset_factors(user.id))
     await events.record(
         ev.MFA_REMOVED,

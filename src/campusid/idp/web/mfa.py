@@ -86,6 +86,13 @@ def _mfa_page(
     )
 
 
+def _refused(ctx: Context, request: Request, pending: Pending, refusal) -> Response:
+    """The second-factor page again, saying why the code was not checked (429 over the limit,
+    503 when its counters cannot be reached) and when to retry."""
+    headers = {"Retry-After": str(refusal.retry_after)}
+    return _mfa_page(ctx, request, pending, refusal.status, refusal.message, headers=headers)
+
+
 async def mfa_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     pending = await _second_factor_step(ctx, request)
@@ -123,27 +130,13 @@ async def mfa_post(request: Request) -> Response:
     if limiter is not None:
         refusal = await limiter.before_second_factor(sign_in.user_id)
         if refusal is not None:
-            return _mfa_page(
-                ctx,
-                request,
-                pending,
-                refusal.status,
-                refusal.message,
-                headers={"Retry-After": str(refusal.retry_after)},
-            )
+            return _refused(ctx, request, pending, refusal)
     method = await ctx.factors.verify(sign_in.user_id, form.get("code"))
     if method is None:
         if limiter is not None:
             refusal = await limiter.wrong_second_factor(sign_in.user_id)
             if refusal is not None:
-                return _mfa_page(
-                    ctx,
-                    request,
-                    pending,
-                    refusal.status,
-                    refusal.message,
-                    headers={"Retry-After": str(refusal.retry_after)},
-                )
+                return _refused(ctx, request, pending, refusal)
         user = await ctx.store.user(sign_in.user_id)
         await ctx.events.record(
             events.MFA_FAILURE,
