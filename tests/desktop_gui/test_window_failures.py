@@ -109,6 +109,9 @@ def test_expired_session_on_sync_asks_to_sign_in_again(qtbot, make_app, tmp_path
     assert window.user_label.text() == "Signed in as Alice Zhang"
     qtbot.mouseClick(window.sync_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(window.banner.isVisible, timeout=5_000)
-    assert window.message_label.text().startswith("Your session has expired. Select \u201cSign in\u201d")
+    # a refused refresh token means campusid ended the sign-in (single logout): said, with what to do
+    text = window.message_label.text()
+    assert text.startswith("You were signed out: campusid ended this sign-in")
+    assert text.endswith("Select \u201cSign in\u201d to sign in again.")
     assert window.user_label.text() == "Not signed in" and window.sign_in_button.isVisible()
     assert not window.sync_button.isEnabled() and window.sync_progress.isHidden()
