@@ -101,7 +101,7 @@ def mutations(value: str) -> st.SearchStrategy[str]:
         st.just(value),
         st.integers(0, max(0, len(value))).map(lambda n: value[:n]),
         st.just(value + value),
-        st.tuples(st.integers(0, max(0, len(value) - 1)), st.characters()).map(
+        st.tuples(st.integers(0, max(0, len(value) - 1)), st.characters(codec="utf-8")).map(
             lambda t: value[: t[0]] + t[1] + value[t[0] + 1 :] if value else t[1]
         ),
         st.sampled_from(["\x00", "%00", "'", '"><script>', "\r\nX: y", "\ud7ff", "\u202e", " "]).map(

@@ -27,7 +27,7 @@ SUFFIXES = ["\x00", "%00", "'", '"><script>', "\u202e", " ", "=", "A" * 5000]
 # sequences and requires that): which item of a pool (an index, taken modulo its size) and how to
 # mutate a value (applied by `mutate`).
 PICK = st.integers(0, 10**6)
-MUTATION = st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.characters(), st.sampled_from(SUFFIXES))
+MUTATION = st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.characters(codec="utf-8"), st.sampled_from(SUFFIXES))
 
 
 def mutate(value: str, spec) -> str:
