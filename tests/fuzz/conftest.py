@@ -1,3 +1,19 @@
-"""The fuzzers' in-process IdP (tests/idp/conftest.py)."""
+"""The fuzzers' in-process IdP (tests/idp/conftest.py), with rate limits no fuzz run reaches (they
+are not what is under test: tests/idp/test_ratelimit.py is)."""
 
-from tests.idp.conftest import Console, console, idp  # noqa: F401 - the fixtures
+import pytest
+
+from tests.idp.conftest import ISSUER, Console, IdP, console  # noqa: F401 - the fixtures
+
+LIMITS = {
+    "CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT": "1000000/hour",
+    "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1000000/minute",
+    "CAMPUSID_LIMIT_ATTEMPTS_PER_IP": "1000000/minute",
+}
+
+
+@pytest.fixture
+def idp(idp_env):
+    instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, **LIMITS})
+    yield instance
+    instance.store.close()

@@ -10,39 +10,19 @@ from __future__ import annotations
 
 import os
 
-import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, IdP
+from tests.fuzz.test_fuzz_idp import MUTATION, mutate
+from tests.idp.conftest import NATIVE_REDIRECT, IdP
 from tests.idp.helpers import PASSWORD, auth_params, callback_params, code_exchange, form_fields
 
 SEQUENCES = int(os.environ.get("CAMPUSID_FUZZ_SEQUENCES", "100"))
 # The suite's short pass runs the same sequences every time (so it cannot pass or fail by chance);
 # `make fuzz` explores new ones at each run.
 DERANDOMIZE = "CAMPUSID_FUZZ_SEQUENCES" not in os.environ
-SUFFIXES = ["\x00", "%00", "'", '"><script>', "\u202e", " ", "=", "A" * 5000]
-# What each step draws is the same whatever the server answered before (hypothesis replays choice
-# sequences and requires that): which item of a pool (an index, taken modulo its size) and how to
-# mutate a value (applied by `mutate`).
-PICK = st.integers(0, 10**6)
-MUTATION = st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.characters(codec="utf-8"), st.sampled_from(SUFFIXES))
-
-
-def mutate(value: str, spec) -> str:
-    """The value itself, cut, doubled, with a character changed, or with something hostile added."""
-    kind, position, char, suffix = spec
-    if kind == 1:
-        return value[: position % (len(value) + 1)]
-    if kind == 2:
-        return value + value
-    if kind == 3 and value:
-        at = position % len(value)
-        return value[:at] + char + value[at + 1 :]
-    if kind == 4:
-        return value + suffix
-    return value
+PICK = st.integers(0, 10**6)  # an item of a pool, taken modulo its size (see MUTATION)
 
 
 class IdPSteps(RuleBasedStateMachine):
@@ -195,19 +175,6 @@ class IdPSteps(RuleBasedStateMachine):
     @invariant()
     def never_a_server_error(self):
         assert self.last is None or self.last.status_code < 500
-
-
-@pytest.fixture
-def idp(idp_env):
-    """The usual in-process IdP, with limits no sequence reaches (they are not what is tested)."""
-    limits = {
-        "CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT": "1000000/hour",
-        "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1000000/minute",
-        "CAMPUSID_LIMIT_ATTEMPTS_PER_IP": "1000000/minute",
-    }
-    instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, **limits})
-    yield instance
-    instance.store.close()
 
 
 def test_stateful_sequences_keep_the_protocol_rules(idp):
