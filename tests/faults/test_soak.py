@@ -71,7 +71,8 @@ def test_thirty_minutes_of_mixed_load_keep_memory_flat_and_every_answer_clean(tm
         while (elapsed := time.monotonic() - started) < SECONDS:
             pids = workers(deployment.proc.pid)
             samples.append((elapsed, {pid: rss_kib(pid) for pid in sorted(pids)}))
-            print(f"[soak] t={elapsed:6.0f} s  RSS MiB: {[round(k / 1024, 1) for k in samples[-1][1].values()]}")
+            rss = [round(k / 1024, 1) for k in samples[-1][1].values()]
+            print(f"[soak] t={elapsed:6.0f} s  requests {sum(load.counts.values()):8d}  RSS MiB: {rss}")
             await asyncio.sleep(SAMPLE_EVERY)
 
     try:
@@ -88,6 +89,8 @@ def test_thirty_minutes_of_mixed_load_keep_memory_flat_and_every_answer_clean(tm
     print(f"[soak] requests: {sum(load.counts.values())}; answers: {dict(sorted(load.counts.items(), key=str))}")
     print(f"[soak] first-sixth peak {peak / 1024:.1f} MiB; later max {max(later, default=0) / 1024:.1f} MiB")
     assert later, "the run was too short to sample after its first sixth"
+    # the load ran the whole time (a loop that died would leave the workers idle and flat)
+    assert load.codes_issued >= SECONDS and load.received >= SECONDS / 2, (load.codes_issued, load.received)
     assert max(later) <= peak * 1.10, totals
     assert load.bad == [], load.bad[:20]
     assert "Traceback" not in log
