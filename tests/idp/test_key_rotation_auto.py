@@ -73,6 +73,9 @@ def test_every_id_token_verifies_against_the_jwks_fetched_after_it_through_two_r
         "CAMPUSID_PURGE_INTERVAL": "1",
         "CAMPUSID_JWKS_MAX_AGE": "1",
         "CAMPUSID_KEY_ROTATION_DAYS": "90",
+        # one client makes every request: the per-client token budget is not what is under test
+        "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "100000/minute",
+        "CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT": "100000/hour",
     }
     add_users(env, PASSWORD, ("alice", "student"), ("dev", "developer"), ("admin", "admin"))
     redirect = "http://127.0.0.1/callback"

@@ -461,11 +461,22 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorSt
     async def add_refresh_token(self, token: RefreshToken) -> None:
         await self.db.execute(self.sql.INSERT_REFRESH, vars(token))
 
-    async def rotate_refresh(self, token_hash: str, now: int) -> Grant | None:
-        """Mark the refresh token used, once, and return the grant it continues; None when the
-        token is unknown, expired or already used (`refresh_token` tells which)."""
-        used = await self._row(self.sql.USE_REFRESH, self._used_refresh, {"h": token_hash, "now": now})
-        return await self.grant(used.grant_id) if used is not None else None
+    async def rotate_refresh(
+        self, token_hash: str, now: int, successor_hash: str, successor_expires_at: int
+    ) -> Grant | None:
+        """Mark the refresh token used, once, and store its successor in the same transaction;
+        the grant it continues, or None when the token is unknown, expired or already used
+        (`refresh_token` tells which). Together, so that a failure between the two (the database
+        restarting) never leaves the client's token used with no successor stored: the client
+        would present it again, a reuse that revokes the whole family (RFC 9700 4.14.2)."""
+        async with self.db.transaction() as tx:
+            row = await tx.fetch_one(self.sql.USE_REFRESH, {"h": token_hash, "now": now})
+            if row is None:
+                return None
+            used = self._used_refresh(row)
+            successor = RefreshToken(successor_hash, used.grant_id, now, successor_expires_at, None)
+            await tx.execute(self.sql.INSERT_REFRESH, vars(successor))
+        return await self.grant(used.grant_id)
 
     async def refresh_token(self, token_hash: str) -> RefreshToken | None:
         return await self._row(self.sql.REFRESH_TOKEN, self._refresh, {"h": token_hash})

@@ -90,9 +90,19 @@ def wants_refresh_token(client: Client, scopes: list[str]) -> bool:
     return client.type == "native" or "offline_access" in scopes
 
 
-async def mint(ctx: Context, client: Client, grant: Grant, scopes: list[str], now: int, *, nonce: str | None) -> dict:
+async def mint(
+    ctx: Context,
+    client: Client,
+    grant: Grant,
+    scopes: list[str],
+    now: int,
+    *,
+    nonce: str | None,
+    refresh: str | None = None,
+) -> dict:
     """The token response (RFC 6749 5.1): an RFC 9068 access token, an ID token when `openid` was
-    granted (OIDC Core 3.1.3.3), and a refresh token of the grant's family when the client gets one."""
+    granted (OIDC Core 3.1.3.3), and a refresh token of the grant's family when the client gets one
+    (`refresh`: the successor a rotation already stored, else a new one stored now)."""
     await ctx.keys.ready()
     sub = ctx.pairwise.for_client(client, grant.user_id)
     body = {
@@ -115,9 +125,10 @@ async def mint(ctx: Context, client: Client, grant: Grant, scopes: list[str], no
             acr=grant.acr,
         )
     if wants_refresh_token(client, scopes):
-        refresh = new_token(32)
-        expires_at = now + ctx.settings.refresh_token_ttl
-        await ctx.store.add_refresh_token(RefreshToken(token_hash(refresh), grant.id, now, expires_at, None))
+        if refresh is None:
+            refresh = new_token(32)
+            expires_at = now + ctx.settings.refresh_token_ttl
+            await ctx.store.add_refresh_token(RefreshToken(token_hash(refresh), grant.id, now, expires_at, None))
         body["refresh_token"] = refresh
     return body
 
@@ -178,12 +189,15 @@ async def authorization_code(ctx: Context, req: TokenRequest, client: Client) ->
 
 
 # -- refresh_token ----------------------------------------------------------------------------
-async def rotate_refresh_token(ctx: Context, req: TokenRequest, client: Client, presented: str, now: int) -> Grant:
-    """RFC 6749 6 with rotation: the token is used once (one conditional UPDATE) and the grant it
-    continues must stand and be this client's. A token presented again after its use is a
-    reuse: its whole family is revoked (RFC 9700 4.14.2), and it is a `refresh_reuse` event."""
+async def rotate_refresh_token(
+    ctx: Context, req: TokenRequest, client: Client, presented: str, now: int, successor: str
+) -> Grant:
+    """RFC 6749 6 with rotation: the token is used once (one conditional UPDATE, in the
+    transaction that stores `successor`) and the grant it continues must stand and be this
+    client's. A token presented again after its use is a reuse: its whole family is revoked
+    (RFC 9700 4.14.2), and it is a `refresh_reuse` event."""
     digest = token_hash(presented)
-    grant = await ctx.store.rotate_refresh(digest, now)
+    grant = await ctx.store.rotate_refresh(digest, now, token_hash(successor), now + ctx.settings.refresh_token_ttl)
     if grant is None:
         known = await ctx.store.refresh_token(digest)
         if known is not None and known.used_at is not None:
@@ -210,9 +224,10 @@ def narrow_scope(form: dict[str, str], granted: list[str]) -> list[str]:
 async def refresh_token(ctx: Context, req: TokenRequest, client: Client) -> dict:
     presented = _required(req.form, "refresh_token")
     now = int(time.time())
-    grant = await rotate_refresh_token(ctx, req, client, presented, now)
+    successor = new_token(32)
+    grant = await rotate_refresh_token(ctx, req, client, presented, now, successor)
     scopes = narrow_scope(req.form, grant.scope.split())
-    return await mint(ctx, client, grant, scopes, now, nonce=None)
+    return await mint(ctx, client, grant, scopes, now, nonce=None, refresh=successor)
 
 
 # -- urn:ietf:params:oauth:grant-type:device_code ---------------------------------------------
