@@ -20,6 +20,7 @@ from typing import Annotated, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from campusid.idp import logs as _logs
 from campusid.idp.apps import AppError
@@ -893,10 +894,16 @@ def demo(
         for u in info["users"]:
             users.add_row(u["username"], u["password"], u["name"], u["role"], u["student_number"] or "")
         out.print(users)
-        clients = Table("client_id", "type", "redirect URIs", "secret", title="Active clients")
+        clients = Table("client_id", "type", "redirect URIs", title="Active clients")
         for c in info["clients"]:
-            clients.add_row(c["client_id"], c["type"], " ".join(c["redirect_uris"]), c.get("client_secret") or "-")
+            clients.add_row(c["client_id"], c["type"], Text("\n".join(c["redirect_uris"]), overflow="fold"))
         out.print(clients)
+        # A secret is printed whole on a line of its own: a table cell would cut or fold it to the
+        # terminal's width, and a folded secret cannot be copied.
+        for c in info["clients"]:
+            if c.get("client_secret"):
+                out.print(f"Secret of {c['client_id']} (new at each start):", style="bold")
+                out.print(c["client_secret"], soft_wrap=True, highlight=False, markup=False)
         out.print(f"Discovery: {svc_cfg.issuer.canonical}/.well-known/openid-configuration   (Ctrl+C stops)")
     sys.stdout.flush()
     _serve(svc_cfg, host, port, 1)

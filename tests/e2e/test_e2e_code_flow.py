@@ -169,3 +169,31 @@ def test_demo_command_prints_json_and_serves(idp_env):
         assert doc["issuer"] == srv.issuer
     finally:
         srv.stop()
+
+
+def test_demo_prints_the_web_secret_whole_on_a_narrow_terminal(idp_env):
+    """Without --json the demo prints tables for people; the web client's secret must come out whole
+    (a table cell would cut it to the terminal's width), and it must be the secret the IdP accepts."""
+    srv = start_server({**idp_env, "COLUMNS": "60"}, command="demo")
+    try:
+        lines = []
+        for line in srv.proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("Discovery:"):
+                break
+        secret = lines[lines.index("Secret of campusid-web-demo (new at each start):") + 1]
+        assert "…" not in secret and len(secret) >= 43
+        wrong = httpx.post(
+            f"{srv.issuer}/oauth/token",
+            data={"grant_type": "refresh_token", "refresh_token": "x" * 43},
+            auth=("campusid-web-demo", secret[:-1]),
+        )
+        assert wrong.status_code == 401
+        right = httpx.post(
+            f"{srv.issuer}/oauth/token",
+            data={"grant_type": "refresh_token", "refresh_token": "x" * 43},
+            auth=("campusid-web-demo", secret),
+        )
+        assert right.status_code == 400 and right.json()["error"] == "invalid_grant"
+    finally:
+        srv.stop()
