@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -15,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -26,6 +27,9 @@ from campusid.idp import logs as _logs
 from campusid.idp.apps import AppError
 from campusid.idp.issuer import IssuerError
 from campusid.idp.settings import Settings, SettingsError, load_settings, log_format
+
+if TYPE_CHECKING:
+    from campusid.idp.passwords import Passwords
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="campusid: the university's OpenID Provider.")
 users_app = typer.Typer(no_args_is_help=True, help="Manage users.")
@@ -84,14 +88,22 @@ class Services:
 
     def __init__(self, port: int | None = None, as_json: bool = False) -> None:
         from campusid.idp.apps import AppService
-        from campusid.idp.passwords import Passwords
 
         self.settings = settings(port)
         self.store = open_store_or_fail(self.settings, as_json)
         self.as_json = as_json
-        s = self.settings
-        self.passwords = Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism)
         self.apps = AppService(self.store)
+
+    @functools.cached_property
+    def passwords(self) -> Passwords:
+        """Made by the commands that hash or check a password, not by every command: making one
+        hashes its timing dummy (an argon2id hash, 19 MiB by default), and in `serve` that
+        allocation, freed, raised glibc's dynamic mmap threshold before the app was built, so the
+        server kept ~20 MB more heap (bench/README.md)."""
+        from campusid.idp.passwords import Passwords
+
+        s = self.settings
+        return Passwords(s.argon2_time_cost, s.argon2_memory_cost, s.argon2_parallelism)
 
     def run(self, action: Callable[[Services], Awaitable[T]]) -> T:
         """Run `action` on the async store (the same way to the database as the server's), then

@@ -4,6 +4,8 @@ code (TOTP once per time step, or a single-use recovery code) and removing facto
 The rules themselves (what a code looks like, the TOTP window, the sign-in a factor makes) are in
 protocol/mfa.py; this module keeps them with the store. Rate limits are the caller's (the pages
 count wrong codes per account: idp/ratelimit.py).
+
+segno, which draws the QR code, is imported by the first enrolment, not when a worker starts.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import segno
 
 from campusid.idp.crypto import Sealer, new_token
 from campusid.idp.protocol import mfa
@@ -75,6 +75,8 @@ class SecondFactors:
         return self._enrolment(user, factor.id, self._secret(factor)) if factor is not None else None
 
     def _enrolment(self, user: User, factor_id: str, secret: str) -> Enrolment:
+        import segno
+
         uri = mfa.provisioning_uri(secret, user.username, self.issuer_name)
         return Enrolment(factor_id, secret, segno.make(uri, error="m").svg_data_uri(scale=5, border=2))
 

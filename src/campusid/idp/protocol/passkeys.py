@@ -5,29 +5,17 @@ presence and verification flags, signature, and the signature counter of 6.1.1).
 Browsers refuse WebAuthn on an IP-address origin (the RP ID must be a registrable domain or
 `localhost`, Web Authentication 5.1.4.1 / 13.4.9), so passkeys are offered only where the issuer's
 host is a name.
+
+py_webauthn (with its cbor2, pyOpenSSL and pyasn1) is imported at the first ceremony, not when a
+worker starts: ~7.8 MB of every worker's memory that only the passkey pages need.
 """
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 from dataclasses import dataclass
-
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
-from webauthn.helpers.exceptions import WebAuthnException
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
 
 from campusid.issuer import Issuer
 
@@ -64,6 +52,14 @@ class RelyingParty:
     def registration_options(self, user_id: str, username: str, display: str, existing: list[str]) -> tuple[str, dict]:
         """(challenge, options for navigator.credentials.create) for a discoverable credential
         with user verification, excluding the user's existing ones."""
+        from webauthn import generate_registration_options, options_to_json
+        from webauthn.helpers.structs import (
+            AuthenticatorSelectionCriteria,
+            PublicKeyCredentialDescriptor,
+            ResidentKeyRequirement,
+            UserVerificationRequirement,
+        )
+
         options = generate_registration_options(
             rp_id=self.rp_id,
             rp_name=self.name,
@@ -81,6 +77,9 @@ class RelyingParty:
     def authentication_options(self, allowed: list[str] | None) -> tuple[str, dict]:
         """(challenge, options for navigator.credentials.get): any discoverable credential
         (`allowed` None: sign-in without a password) or one of the user's (second factor)."""
+        from webauthn import generate_authentication_options, options_to_json
+        from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
+
         options = generate_authentication_options(
             rp_id=self.rp_id,
             allow_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in allowed or []],
@@ -90,6 +89,9 @@ class RelyingParty:
 
     def verify_registration(self, credential: str, challenge: str) -> tuple[str, bytes, int]:
         """(credential id, COSE public key, sign count) of a verified registration."""
+        from webauthn import verify_registration_response
+        from webauthn.helpers.exceptions import WebAuthnException
+
         try:
             verified = verify_registration_response(
                 credential=_json(credential),
@@ -108,6 +110,9 @@ class RelyingParty:
         """(new sign count, RFC 8176 method) of a verified assertion. A counter that did not grow
         past the stored one (when either is non-zero) means a cloned authenticator and is refused
         (Web Authentication 6.1.1)."""
+        from webauthn import verify_authentication_response
+        from webauthn.helpers.exceptions import WebAuthnException
+
         try:
             verified = verify_authentication_response(
                 credential=_json(credential),
@@ -135,6 +140,16 @@ def credential_id_of(credential: str) -> str:
         return bytes_to_base64url(base64url_to_bytes(raw))
     except (ValueError, TypeError):
         raise PasskeyRefused("The passkey response does not name a credential.") from None
+
+
+def base64url_to_bytes(value: str) -> bytes:
+    """Base64url, padding optional (Web Authentication 3's encoding), decoded as py_webauthn's
+    helper of the same name does (surplus padding is ignored); a bad value is a ValueError."""
+    return base64.urlsafe_b64decode(f"{value}===")
+
+
+def bytes_to_base64url(value: bytes) -> str:
+    return base64.urlsafe_b64encode(value).decode("ascii").rstrip("=")
 
 
 def _json(credential: str) -> dict:

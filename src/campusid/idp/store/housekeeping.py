@@ -30,7 +30,6 @@ import time
 from contextlib import AbstractAsyncContextManager
 
 from sqlalchemy import and_, bindparam, delete, exists, func, or_, select
-from sqlalchemy.orm import aliased
 
 from campusid.idp.store.database import Prepared
 from campusid.idp.store.schema import (
@@ -51,7 +50,7 @@ _NOW, _TOKENS_BEFORE = bindparam("now"), bindparam("tokens_before")
 _AFTER, _BATCH = bindparam("after"), bindparam("batch")
 
 _rt, _g = refresh_tokens.c, grants.c
-_sibling = aliased(refresh_tokens, name="sibling")
+_sibling = refresh_tokens.alias("sibling")
 # A refresh token family is live while one of its tokens is unexpired, or was minted so recently
 # that the access token minted with it may still be valid.
 _LIVE_FAMILY = exists().where(
@@ -112,7 +111,7 @@ COUNT_OLD_LOGOUT_NOTICES = (
     select(func.count()).select_from(logout_notices).where(logout_notices.c.failed_at <= bindparam("events_before"))
 )
 COUNT_DEAD_REFRESH_TOKENS = select(func.count()).select_from(refresh_tokens).where(_DEAD_REFRESH)
-_family_of_grant = aliased(refresh_tokens, name="family")
+_family_of_grant = refresh_tokens.alias("family")
 COUNT_DEAD_GRANTS = (
     select(_g.code_used_at.is_(None).label("unredeemed"), func.count())
     .where(
