@@ -194,3 +194,21 @@ def test_post_authorization_request_works_like_get(idp, browser):
     flow = auth_params(idp.web_id, WEB_REDIRECT)
     r = browser.post("/oauth/authorize", data=flow.params)
     assert "code" in _error_redirect(r, WEB_REDIRECT)
+
+
+def test_the_authorization_endpoint_never_answers_cors(idp, browser):
+    """RFC 9700 2.6: CORS MUST NOT be supported at the authorization endpoint (the client sends
+    the browser there; it never calls it). Neither a code, an error redirect nor a preflight
+    answers a cross-origin caller."""
+    origin = {"Origin": "https://app.example"}
+    login_through_pages(browser, idp.issuer, auth_params(idp.web_id, WEB_REDIRECT), "alice")
+    for change, expect in (({}, "code"), ({"scope": "profile"}, "error")):
+        params = {**auth_params(idp.web_id, WEB_REDIRECT).params, **change}
+        r = browser.get(f"/oauth/authorize?{urlencode(params)}", headers=origin)
+        assert expect in _error_redirect(r, WEB_REDIRECT)
+        assert not [h for h in r.headers if h.lower().startswith("access-control-")], r.headers
+    for method in ("OPTIONS", "POST"):
+        headers = {**origin, "Access-Control-Request-Method": "POST"} if method == "OPTIONS" else origin
+        r = browser.request(method, "/oauth/authorize", headers=headers)
+        assert not [h for h in r.headers if h.lower().startswith("access-control-")], (method, r.headers)
+        assert r.status_code in (400, 405), (method, r.status_code)

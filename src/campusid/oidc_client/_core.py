@@ -189,6 +189,19 @@ class ClientCore:
         log.debug("JWKS loaded for %s (%d keys)", self.issuer, len(self._jwks.keys))
         return self._jwks
 
+    def _signing_key(self, metadata: ProviderMetadata, kid: str | None, alg: str) -> Flow[tuple[JWKS, Any]]:
+        """(JWKS, the key it has for kid/alg or None): the kept JWKS, fetched when there is none
+        yet, and fetched again exactly once when it lacks the key (OpenID Connect Core 10.1.1:
+        the provider may have rotated its keys)."""
+        jwks, fetched = self._jwks, False
+        if jwks is None:
+            jwks, fetched = (yield from self._fetch_jwks(metadata)), True
+        key = jwks.find(kid, alg)
+        if key is None and not fetched:
+            jwks = yield from self._fetch_jwks(metadata)
+            key = jwks.find(kid, alg)
+        return jwks, key
+
     def validate_id_token(
         self, id_token: str, nonce: str | None = None, max_age: int | None = None
     ) -> Flow[dict[str, Any]]:
@@ -196,14 +209,7 @@ class ClientCore:
         if alg not in ASYMMETRIC_ALGS:  # 'none' and HS* are refused before any key is looked at
             raise IDTokenError(f"ID token algorithm {alg!r} is not accepted")
         metadata = yield from self.discover()
-        jwks, fetched = self._jwks, False
-        if jwks is None:
-            jwks, fetched = (yield from self._fetch_jwks(metadata)), True
-        key = jwks.find(kid, alg)
-        if key is None and not fetched:
-            # Section 10.1.1: the provider may have rotated keys; refresh exactly once.
-            jwks = yield from self._fetch_jwks(metadata)
-            key = jwks.find(kid, alg)
+        jwks, key = yield from self._signing_key(metadata, kid, alg)
         check_alg(alg, allowed_algs(metadata.id_token_signing_alg_values_supported, jwks))
         if key is None:
             raise IDTokenError("no key in the provider's JWKS matches the ID token (kid/alg)")
@@ -257,13 +263,7 @@ class ClientCore:
         if header.get("typ") not in LOGOUT_TOKEN_TYPES:
             raise LogoutTokenError("logout token typ is not logout+jwt")
         metadata = yield from self.discover()
-        jwks, fetched = self._jwks, False
-        if jwks is None:
-            jwks, fetched = (yield from self._fetch_jwks(metadata)), True
-        key = jwks.find(kid, alg)
-        if key is None and not fetched:
-            jwks = yield from self._fetch_jwks(metadata)
-            key = jwks.find(kid, alg)
+        jwks, key = yield from self._signing_key(metadata, kid, alg)
         if key is None or alg not in allowed_algs(metadata.id_token_signing_alg_values_supported, jwks):
             raise LogoutTokenError("no key in the provider's JWKS matches the logout token (kid/alg)")
         try:

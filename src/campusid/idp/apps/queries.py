@@ -49,15 +49,19 @@ class QueriesMixin:
     async def audit_log(self, limit: int = 200) -> list[dict]:
         return [_event_view(e) for e in await self._store.recent_client_events(limit)]
 
-    async def summary(self, app: Client) -> dict:
+    async def owner_name(self, app: Client) -> str | None:
+        """The username of the app's owner (None once that account is gone)."""
         owner = await self._store.user(app.owner_id)
+        return owner.username if owner else None
+
+    async def summary(self, app: Client) -> dict:
         return {
             "client_id": app.client_id,
             "name": app.name,
             "type": app.type,
             "state": app.state,
             "revision_state": app.revision_state,
-            "owner": owner.username if owner else None,
+            "owner": await self.owner_name(app),
             "updated_at": app.updated_at,
         }
 

@@ -78,7 +78,6 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def show(self, client_id: str) -> dict:
         """The app as `apps show --json` prints it."""
         app = await self.get(client_id)
-        owner = await self._store.user(app.owner_id)
         return {
             "client_id": app.client_id,
             "name": app.name,
@@ -97,7 +96,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             "backchannel_logout_uri": app.backchannel_logout_uri,
             "revision": _revision_view(app),
             "token_endpoint_auth_method": "client_secret_basic" if app.type == "web" else "none",
-            "owner": owner.username if owner else None,
+            "owner": await self.owner_name(app),
             "created_at": app.created_at,
             "updated_at": app.updated_at,
             "history": [

@@ -87,21 +87,31 @@ class RelyingParty:
         )
         return bytes_to_base64url(options.challenge), json.loads(options_to_json(options))
 
-    def verify_registration(self, credential: str, challenge: str) -> tuple[str, bytes, int]:
-        """(credential id, COSE public key, sign count) of a verified registration."""
-        from webauthn import verify_registration_response
+    def _verified(self, verify, refused: str, credential: str, challenge: str, **more):
+        """`verify` (the library's registration or assertion check) with what every ceremony
+        checks: our challenge, RP ID and origin, and user verification (Web Authentication
+        7.1 and 7.2); any failure is PasskeyRefused, `refused` and the reason."""
         from webauthn.helpers.exceptions import WebAuthnException
 
         try:
-            verified = verify_registration_response(
+            return verify(
                 credential=_json(credential),
                 expected_challenge=base64url_to_bytes(challenge),
                 expected_rp_id=self.rp_id,
                 expected_origin=self.origin,
                 require_user_verification=True,
+                **more,
             )
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-            raise PasskeyRefused(f"The passkey could not be registered: {_reason(exc)}") from None
+            raise PasskeyRefused(f"{refused}: {_reason(exc)}") from None
+
+    def verify_registration(self, credential: str, challenge: str) -> tuple[str, bytes, int]:
+        """(credential id, COSE public key, sign count) of a verified registration."""
+        from webauthn import verify_registration_response
+
+        verified = self._verified(
+            verify_registration_response, "The passkey could not be registered", credential, challenge
+        )
         return bytes_to_base64url(verified.credential_id), verified.credential_public_key, verified.sign_count
 
     def verify_authentication(
@@ -111,20 +121,15 @@ class RelyingParty:
         past the stored one (when either is non-zero) means a cloned authenticator and is refused
         (Web Authentication 6.1.1)."""
         from webauthn import verify_authentication_response
-        from webauthn.helpers.exceptions import WebAuthnException
 
-        try:
-            verified = verify_authentication_response(
-                credential=_json(credential),
-                expected_challenge=base64url_to_bytes(challenge),
-                expected_rp_id=self.rp_id,
-                expected_origin=self.origin,
-                credential_public_key=public_key,
-                credential_current_sign_count=sign_count,
-                require_user_verification=True,
-            )
-        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-            raise PasskeyRefused(f"The passkey was not accepted: {_reason(exc)}") from None
+        verified = self._verified(
+            verify_authentication_response,
+            "The passkey was not accepted",
+            credential,
+            challenge,
+            credential_public_key=public_key,
+            credential_current_sign_count=sign_count,
+        )
         # A passkey that cannot leave its device is a hardware key; a synced one, a software key.
         method = SWK if verified.credential_backed_up else HWK
         return verified.new_sign_count, method

@@ -116,6 +116,18 @@ async def _posted(ctx: Context, request: Request) -> tuple[Me | None, dict | Non
     return me, form, None
 
 
+async def _posted_id(ctx: Context, request: Request, field: str) -> tuple[Me | None, str, Response | None]:
+    """A checked POST that names one thing of the account's (a session, an app, a factor) by an
+    id of at most 64 characters in `field`; a missing or oversized id is the 400 page."""
+    me, form, failure = await _posted(ctx, request)
+    if failure is not None:
+        return None, "", failure
+    value = form.get(field, "")
+    if not value or len(value) > 64:
+        return None, "", error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+    return me, value, None
+
+
 def _back(ctx: Context, done: str) -> Response:
     return _see_other(ctx.path("/account") + f"?done={done}")
 
@@ -123,12 +135,9 @@ def _back(ctx: Context, done: str) -> Response:
 async def end_session_post(request: Request) -> Response:
     """Sign out one other session of this account (by its sid), with the grants issued in it."""
     ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
+    me, sid, failure = await _posted_id(ctx, request, "session")
     if failure is not None:
         return failure
-    sid = form.get("session", "")
-    if not sid or len(sid) > 64:
-        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
     await ctx.store.end_session_by_sid(sid, me.user.id, int(time.time()))
     if ctx.backchannel is not None:  # the apps of the ended sessions are told now
         ctx.backchannel.wake()
@@ -150,12 +159,9 @@ async def revoke_app_post(request: Request) -> Response:
     """Remove a connected app: its consent is forgotten (the next authorization asks again) and
     every grant it holds for this user is revoked (RFC 7009 2.1: its refresh and access tokens)."""
     ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
+    me, client_id, failure = await _posted_id(ctx, request, "client_id")
     if failure is not None:
         return failure
-    client_id = form.get("client_id", "")
-    if not client_id or len(client_id) > 64:
-        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
     revoked = await ctx.store.remove_connected_app(me.user.id, client_id, int(time.time()))
     await ctx.events.record(
         events.CONSENT_REVOKED,
@@ -169,12 +175,9 @@ async def revoke_app_post(request: Request) -> Response:
 
 async def remove_factor_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
+    me, factor_id, failure = await _posted_id(ctx, request, "factor")
     if failure is not None:
         return failure
-    factor_id = form.get("factor", "")
-    if not factor_id or len(factor_id) > 64:
-        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
     kind = await ctx.factors.remove(me.user.id, factor_id)
     if kind is not None:
         await ctx.events.record(

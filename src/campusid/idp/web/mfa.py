@@ -248,6 +248,15 @@ async def totp_post(request: Request) -> Response:
         ip=client_ip(request, ctx.settings.trusted_proxies),
         detail="totp",
     )
+    if who.pending is None:
+        return page(ctx, "totp_done.html", lang=lang, t=t, codes=codes, already=False, account=_next(ctx, request))
+    # This sign-in's second factor is the code just confirmed: it goes on from a new interaction
+    # id that holds the sign-in with it ("Continue" posts to /login/mfa).
+    pending = who.pending
+    if not await ctx.store.finish_interaction(pending.id_hash):
+        return error_page(ctx, EXPIRED, title="Sign-in expired")
+    sign_in = mfa.with_second_factor(pending.interaction.sign_in, mfa.OTP)
+    done = new_interaction(ctx, MFA_KIND, {**pending.params, "done": True}, sign_in)
     response = page(
         ctx,
         "totp_done.html",
@@ -255,27 +264,8 @@ async def totp_post(request: Request) -> Response:
         t=t,
         codes=codes,
         already=False,
-        account=_next(ctx, request),
-        continue_action=None,
+        continue_action=ctx.path("/login/mfa"),
+        csrf=csrf_token(ctx, MFA_PURPOSE, done.raw_id),
     )
-    if who.pending is not None:
-        # This sign-in's second factor is the code just confirmed: it goes on from a new
-        # interaction id that holds the sign-in with it ("Continue" posts to /login/mfa).
-        pending = who.pending
-        if not await ctx.store.finish_interaction(pending.id_hash):
-            return error_page(ctx, EXPIRED, title="Sign-in expired")
-        sign_in = mfa.with_second_factor(pending.interaction.sign_in, mfa.OTP)
-        done = new_interaction(ctx, MFA_KIND, {**pending.params, "done": True}, sign_in)
-        response = page(
-            ctx,
-            "totp_done.html",
-            lang=lang,
-            t=t,
-            codes=codes,
-            already=False,
-            account=None,
-            continue_action=ctx.path("/login/mfa"),
-            csrf=csrf_token(ctx, MFA_PURPOSE, done.raw_id),
-        )
-        await begin_interaction(ctx, response, done)
+    await begin_interaction(ctx, response, done)
     return response
