@@ -68,6 +68,25 @@ def test_metrics_are_off_without_a_token(idp):
     assert "campusid_" not in r.text
 
 
+def test_without_a_token_nothing_is_collected(idp_env):
+    """/metrics off: the same scripted sign-ins (events, tokens, a rate limit, requests) leave every
+    figure of this process where it was (read from the module itself, as /metrics would show it)."""
+    from campusid.idp import metrics
+
+    instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, "CAMPUSID_LIMIT_FAILED_PER_ACCOUNT": FAILED_LIMIT})
+    try:
+        make_user(instance.store, "bob")
+        c = instance.client()
+        before = samples(metrics.render().decode())
+        run_script(c, instance.issuer, instance.native_id, NATIVE_REDIRECT)
+        assert c.get("/metrics").status_code == 404
+        after = samples(metrics.render().decode())
+        assert len(instance.db.events(type="login_failure")) == 2  # the script did run
+        assert after == before  # not one count, not one request's duration, not one new series
+    finally:
+        instance.store.close()
+
+
 @pytest.mark.parametrize(
     "headers",
     [
