@@ -16,16 +16,16 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
 
 Each DELETE takes a batch of rows, chosen through an index in expiry order, and commits on its
 own. A batch's size follows a time budget (BUDGET, a few milliseconds), not a row count: each
-batch is timed, and the next one is sized so that it would take the budget (`next_batch`), so a
-batch that ran slow (a busy machine, a costlier kind of row) is followed by a smaller one. A
-request that waits for the purge therefore waits about one budget, whatever the rows cost: on
-SQLite every write waits for the one write lock a batch holds, on PostgreSQL the batch competes
-for the server's time. After each batch the database gets its turn to tidy up what the batch
-wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's own connection, so that the copy of
-the batch's pages into the database file is not done by the commit of whichever request comes
-next), and then the purge pauses for `pace` times as long as the batch took, so it takes at most
-1 / (1 + pace) of the database's (and on SQLite, whose statements run on the server's event
-loop, of the worker's) time.
+batch's statement is timed, and the next one is sized so that it would take the budget
+(`next_batch`), so a batch that ran slow (a busy machine, a costlier kind of row) is followed by a
+smaller one. A request that waits for the purge therefore waits about one budget, whatever the
+rows cost: on SQLite every write waits for the one write lock a statement holds, on PostgreSQL the
+statement competes for the server's time. After each batch the database tidies up what the batch
+wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's own connection, which holds no lock a
+request waits for, so that the copy of the batch's pages into the database file, and its fsync,
+is not done by the commit of whichever request comes next), and then the purge pauses for `pace`
+times as long as the statement and the checkpoint took, so it takes at most 1 / (1 + pace) of the
+database's (and on SQLite, whose statements run on the server's event loop, of the worker's) time.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from campusid.idp.store.schema import (
 )
 
 KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events", "logout_notices")
-BUDGET = 0.005  # seconds: what one batch (its statement and its checkpoint) should take
+BUDGET = 0.005  # seconds: what one batch's statement should take (what a request may wait behind)
 FIRST_BATCH = 100  # rows: the first batch of each kind, before any has been timed
 MIN_BATCH = 10
 MAX_BATCH = 1000
@@ -156,12 +156,14 @@ class HousekeepingStore:
         raise NotImplementedError
 
     async def _after_batch(self, started: float, size: int, fixed: bool) -> int:
-        """Between batches: the database's checkpoint, then the requests' turn (of this event loop
-        and of the database) for `pace` times the batch's time; the next batch's size."""
-        await self.db.checkpoint()
+        """Between batches: the next batch's size from this one's statement, then the database's
+        checkpoint, then the requests' turn (of this event loop and of the database) for `pace`
+        times as long as both took."""
         took = self.clock() - started
-        await asyncio.sleep(min(MAX_PAUSE, took * self.purge_pace))
-        return size if fixed else next_batch(size, took, self.purge_budget)
+        size = size if fixed else next_batch(size, took, self.purge_budget)
+        await self.db.checkpoint()
+        await asyncio.sleep(min(MAX_PAUSE, (self.clock() - started) * self.purge_pace))
+        return size
 
     async def _drain(self, q: Prepared, values: dict, batch: int | None) -> int:
         total, size = 0, batch or FIRST_BATCH
