@@ -12,7 +12,15 @@ from sqlalchemy import text
 
 from campusid.idp import housekeeping
 from campusid.idp.store.db import make_engine
-from campusid.idp.store.housekeeping import BUDGET, FIRST_BATCH, KINDS, MAX_BATCH, MIN_BATCH, next_batch
+from campusid.idp.store.housekeeping import (
+    BUDGET,
+    CHECKPOINT_EVERY,
+    FIRST_BATCH,
+    KINDS,
+    MAX_BATCH,
+    MIN_BATCH,
+    next_batch,
+)
 from campusid.idp.store.postgres import PostgresStore
 from tests.conftest import run_cli
 from tests.idp.conftest import NATIVE_REDIRECT
@@ -238,7 +246,7 @@ def test_the_next_batch_is_sized_to_the_time_budget():
 def test_batches_shrink_when_a_batch_runs_slow_and_the_purge_still_deletes_all_and_no_live_row(idp):
     """Each sessions batch "takes" 10 us a row, then from its fifth batch on 400 us a row (a clock
     the test moves): the batches grow towards the budget, then shrink at once; every expired row
-    goes, every live one stays, and each batch is followed by the database's checkpoint."""
+    goes, every live one stays, and the database checkpoints every CHECKPOINT_EVERY and at the end."""
     url = idp.settings.database_url
     now = int(time.time())
     seed_expired(url, idp.student.id, idp.native_id, now, 3000)
@@ -253,12 +261,12 @@ def test_batches_shrink_when_a_batch_runs_slow_and_the_purge_still_deletes_all_a
         n = await execute(q, values)
         if q is store.sql.PURGE_SESSIONS:
             sizes.append(values["batch"])
-            calls.append("sessions")
+            calls.append(("sessions", clock[0]))
             clock[0] += values["batch"] * (10e-6 if len(sizes) <= 4 else 400e-6)
         return n
 
     async def counted_checkpoint():
-        calls.append("checkpoint")
+        calls.append(("checkpoint", clock[0]))
         await checkpoint()
 
     store.db.execute, store.db.checkpoint = timed_execute, counted_checkpoint
@@ -276,7 +284,11 @@ def test_batches_shrink_when_a_batch_runs_slow_and_the_purge_still_deletes_all_a
     assert all(abs(size - 500) <= 1 for size in sizes[3:5]), sizes[:5]
     assert sizes[5] == int(BUDGET / 400e-6)  # 400 us a row: 12 rows
     assert set(sizes[6:]) == {int(BUDGET / 400e-6)}
-    assert all(calls[i + 1] == "checkpoint" for i, call in enumerate(calls) if call == "sessions")
+    sessions_end = max(i for i, (call, _) in enumerate(calls) if call == "sessions")
+    assert calls[sessions_end + 1][0] == "checkpoint"  # the kind ends with one
+    during = [at for call, at in calls[:sessions_end] if call == "checkpoint"]
+    assert len(during) >= int(calls[sessions_end][1] / CHECKPOINT_EVERY) - 1 >= 1
+    assert all(b - a >= CHECKPOINT_EVERY for a, b in zip([0.0, *during], during, strict=False))
     assert purged["sessions"] == 3000 and purged["interactions"] == 3000 and purged["grants"] == 3000
     assert purged["refresh_tokens"] == 3000 and purged["codes"] == 30 and purged["events"] == 15
     assert count(url, "SELECT count(*) FROM sessions") == 1  # the live one

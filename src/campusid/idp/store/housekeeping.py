@@ -20,11 +20,12 @@ batch's statement is timed, and the next one is sized so that it would take the 
 (`next_batch`), so a batch that ran slow (a busy machine, a costlier kind of row) is followed by a
 smaller one. A request that waits for the purge therefore waits about one budget, whatever the
 rows cost: on SQLite every write waits for the one write lock a statement holds, on PostgreSQL the
-statement competes for the server's time. After each batch the database tidies up what the batch
-wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's own connection, which holds no lock a
-request waits for, so that the copy of the batch's pages into the database file, and its fsync,
-is not done by the commit of whichever request comes next), and then the purge pauses for `pace`
-times as long as the statement and the checkpoint took, so it takes at most 1 / (1 + pace) of the
+statement competes for the server's time. Every CHECKPOINT_EVERY, and when a kind is done, the
+database tidies up what the batches wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's
+own connection, which holds no lock a request waits for, so that the copy of the batches' pages
+into the database file, and its fsync, is not left to the commit of whichever request finds the
+WAL past `wal_autocheckpoint`). After each batch the purge pauses for `pace` times as long as the
+statement (and a checkpoint) took, so it takes at most 1 / (1 + pace) of the
 database's (and on SQLite, whose statements run on the server's event loop, of the worker's) time.
 """
 
@@ -54,6 +55,7 @@ FIRST_BATCH = 100  # rows: the first batch of each kind, before any has been tim
 MIN_BATCH = 10
 MAX_BATCH = 1000
 PACE = 2.0
+CHECKPOINT_EVERY = 0.25  # seconds between the purge's own checkpoints (each one an fsync)
 MAX_PAUSE = 1.0  # seconds
 _NOW, _TOKENS_BEFORE = bindparam("now"), bindparam("tokens_before")
 _AFTER, _BATCH = bindparam("after"), bindparam("batch")
@@ -157,22 +159,28 @@ class HousekeepingStore:
 
     async def _after_batch(self, started: float, size: int, fixed: bool) -> int:
         """Between batches: the next batch's size from this one's statement, then the database's
-        checkpoint, then the requests' turn (of this event loop and of the database) for `pace`
-        times as long as both took."""
+        checkpoint when the last is CHECKPOINT_EVERY ago, then the requests' turn (of this event
+        loop and of the database) for `pace` times as long as both took."""
         took = self.clock() - started
         size = size if fixed else next_batch(size, took, self.purge_budget)
-        await self.db.checkpoint()
+        if self.clock() - self._checkpointed >= CHECKPOINT_EVERY:
+            await self._checkpoint()
         await asyncio.sleep(min(MAX_PAUSE, (self.clock() - started) * self.purge_pace))
         return size
 
+    async def _checkpoint(self) -> None:
+        await self.db.checkpoint()
+        self._checkpointed = self.clock()
+
     async def _drain(self, q: Prepared, values: dict, batch: int | None) -> int:
         total, size = 0, batch or FIRST_BATCH
+        self._checkpointed = self.clock()
         while True:
             started = self.clock()
             n = await self.db.execute(q, {**values, "batch": size})
             total += n
             if n < size:
-                await self.db.checkpoint()
+                await self._checkpoint()
                 return total
             size = await self._after_batch(started, size, fixed=batch is not None)
 
@@ -181,12 +189,13 @@ class HousekeepingStore:
         the previous one reached (its first column); every returned row."""
         rows: list = []
         after, size = 0, batch or FIRST_BATCH
+        self._checkpointed = self.clock()
         while True:
             started = self.clock()
             got = await self.db.fetch_all(q, {**values, "after": after, "batch": size})
             rows.extend(got)
             if len(got) < size:
-                await self.db.checkpoint()
+                await self._checkpoint()
                 return rows
             after = max(r[0] for r in got)
             size = await self._after_batch(started, size, fixed=batch is not None)
