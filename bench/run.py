@@ -5,6 +5,7 @@
     python bench/run.py --quick         # smoke run: 1 run, short rows
     python bench/run.py --only node     # select targets (repeatable or comma-separated)
     python bench/run.py --save          # also write the table to bench/results/<date>-<HHMM>.txt
+    python bench/run.py --compare-metrics  # each campusid target also without /metrics, rows interleaved
 
 Servers are pinned to core 0 and the load generators to core 1 (taskset); for the PostgreSQL target the
 local PostgreSQL server is moved to core 1 too and put back afterwards. Simple GET rows are driven
@@ -45,8 +46,19 @@ LOADGEN = BENCH / "loadgen"
 WRK_LUA = BENCH / "wrk" / "check.lua"
 SERVER_CORE = "0"
 LOAD_CORE = "1"
-TARGETS = ("sqlite", "postgres", "node")
-TARGET_LABEL = {"sqlite": "campusid SQLite", "postgres": "campusid PostgreSQL", "node": "node-oidc-provider"}
+TARGETS = ("sqlite", "postgres", "node")  # the default set
+# campusid serves with /metrics on (CAMPUSID_METRICS_TOKEN), as a deployment that is watched does;
+# its "-nometrics" twin serves without it (the default configuration: no figures collected).
+NO_METRICS = "-nometrics"
+ALL_TARGETS = ("sqlite", "sqlite" + NO_METRICS, "postgres", "postgres" + NO_METRICS, "node")
+TARGET_LABEL = {
+    "sqlite": "campusid SQLite",
+    "sqlite" + NO_METRICS: "campusid SQLite, no metrics",
+    "postgres": "campusid PostgreSQL",
+    "postgres" + NO_METRICS: "campusid PostgreSQL, no metrics",
+    "node": "node-oidc-provider",
+}
+BENCH_METRICS_TOKEN = "bench-metrics-token-" + "m" * 24
 PG_ADMIN_URL = os.environ.get("BENCH_PG_HOST", "127.0.0.1")
 PG_PORT = os.environ.get("BENCH_PG_PORT", "5432")
 PG_USER = os.environ.get("BENCH_PG_USER", "postgres")
@@ -60,6 +72,11 @@ RAISED_LIMITS = {
     "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1000000/second",
 }
 BENCH_PASSWORD = "bench-Passw0rd-" + "x" * 8
+
+
+def database(target: str) -> str:
+    """The database a campusid target uses ("sqlite" or "postgres"), with or without metrics."""
+    return target.removesuffix(NO_METRICS)
 
 
 def log(msg: str) -> None:
@@ -99,7 +116,7 @@ def preflight(targets: list[str]) -> None:
         if not (d / "node_modules").is_dir():
             log(f"npm ci in {d.relative_to(ROOT)}")
             subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=d, check=True)
-    if "postgres" in targets and not shutil.which("psql"):
+    if any(database(t) == "postgres" for t in targets) and not shutil.which("psql"):
         sys.exit("psql not found: PostgreSQL target needs a local server (or use --only sqlite,node)")
 
 
@@ -564,8 +581,11 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
     }
     env.pop("CAMPUSID_DATABASE_URL", None)
     env.pop("CAMPUSID_REDIS_URL", None)
+    env.pop("CAMPUSID_METRICS_TOKEN", None)
+    if not target.endswith(NO_METRICS):
+        env["CAMPUSID_METRICS_TOKEN"] = BENCH_METRICS_TOKEN
     db_name = None
-    if target == "postgres":
+    if database(target) == "postgres":
         db_name = f"campusid_bench_{os.getpid()}_{run_no}"
         psql(f'DROP DATABASE IF EXISTS "{db_name}"')
         psql(f'CREATE DATABASE "{db_name}"')
@@ -623,7 +643,7 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
     # the password cost, read from the stored hash (shown in the row label)
     hash_value = None
     try:
-        if target == "postgres":
+        if database(target) == "postgres":
             hash_value = psql("SELECT password_hash FROM users WHERE username = 'bench'", db_name)
         else:
             for db in data_dir.rglob("*.db"):
@@ -1028,12 +1048,14 @@ def med(values: list[float]) -> float | None:
 
 def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: list) -> str:
     cols = [t for t in targets]
-    ratio_cols = [t for t in cols if t != "node"] if "node" in cols else []
-    header = (
-        ["metric"]
-        + [TARGET_LABEL[t] for t in cols]
-        + [f"{'SQLite' if t == 'sqlite' else 'PG'}/node" for t in ratio_cols]
-    )
+    short_name = {"sqlite": "SQLite", "postgres": "PG"}
+    # (numerator, denominator, heading): each campusid target against node; with --compare-metrics
+    # each target with metrics against its twin without (above 1.00x on a rate: metrics cost nothing)
+    ratio_cols = [(t, "node", f"{short_name[t]}/node") for t in cols if t in short_name and "node" in cols]
+    ratio_cols += [
+        (t, t + NO_METRICS, f"{short_name[t]} metrics/none") for t in cols if t in short_name and t + NO_METRICS in cols
+    ]
+    header = ["metric"] + [TARGET_LABEL[t] for t in cols] + [heading for _, _, heading in ratio_cols]
     rows: list[list[str]] = []
     failed_cells = {(f[0], f[1], f[2]) for f in failures}
 
@@ -1049,8 +1071,8 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     def add(label: str, getter, kind: str, ratio: bool = True) -> None:
         vals = {t: getter(t) for t in cols}
         line = [label] + [fmt_num(vals[t], kind) for t in cols]
-        for t in ratio_cols:
-            a, b = vals[t], vals["node"]
+        for t, other, _ in ratio_cols:
+            a, b = vals[t], vals[other]
             line.append(f"{a / b:.2f}x" if ratio and a is not None and b else "-")
         rows.append(line)
 
@@ -1175,7 +1197,7 @@ def seed_expired(server: Server, n: int) -> None:
     now = int(time.time())
     old = now - 40 * 86400
     cid = server.clients[0]["client_id"]
-    if server.target == "postgres":
+    if database(server.target) == "postgres":
         uid = psql("SELECT id FROM users WHERE username = 'bench'", server.db_name)
     else:
         db_path = next(Path(server.env["CAMPUSID_DATA_DIR"]).rglob("campusid.db"))
@@ -1198,7 +1220,7 @@ def seed_expired(server: Server, n: int) -> None:
         ),
     }
     for table, rows in tables.items():
-        if server.target == "postgres":
+        if database(server.target) == "postgres":
             data = "".join("\t".join("\\N" if v is None else str(v) for v in row) + "\n" for row in rows)
             r = subprocess.run(
                 ["psql", "-h", PG_ADMIN_URL, "-p", PG_PORT, "-U", PG_USER, "-d", server.db_name, "-XAtq", "-c",
@@ -1283,7 +1305,17 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 run, 2 s rows, 0.5 s warm-up")
-    ap.add_argument("--only", action="append", default=[], help="sqlite | postgres | node (repeatable, or a,b)")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help=f"{' | '.join(ALL_TARGETS)} (repeatable, or a,b; default {','.join(TARGETS)})",
+    )
+    ap.add_argument(
+        "--compare-metrics",
+        action="store_true",
+        help="also run each campusid target without /metrics (its -nometrics twin), rows interleaved",
+    )
     ap.add_argument("--runs", type=int, default=None, help="runs per target (default 3; --quick 1)")
     ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 4; --quick 2)")
     ap.add_argument("--warmup", type=float, default=None, help="warm-up seconds per row (default 1; --quick 0.5)")
@@ -1340,9 +1372,12 @@ def main() -> int:
     args.max_duration = args.max_duration if args.max_duration is not None else 15.0
     args.rows = [r for r in ROWS if r in args.rows.split(",")]
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
-    targets = [t for t in TARGETS if not args.only or t in ",".join(args.only).split(",")]
-    if not targets:
-        ap.error(f"--only takes {', '.join(TARGETS)}")
+    chosen = ",".join(args.only).split(",") if args.only else list(TARGETS)
+    if args.compare_metrics:
+        chosen += [t + NO_METRICS for t in chosen if t in ("sqlite", "postgres")]
+    targets = [t for t in ALL_TARGETS if t in chosen]
+    if not targets or any(t and t not in ALL_TARGETS for t in chosen):
+        ap.error(f"--only takes {', '.join(ALL_TARGETS)}")
 
     preflight(targets)
     if args.purge_load:
@@ -1374,7 +1409,7 @@ def main() -> int:
     all_runs: dict[str, list[dict]] = {t: [] for t in targets}
     started = time.monotonic()
     cpu = CpuAccount()
-    pg = PostgresPin() if "postgres" in targets else None
+    pg = PostgresPin() if any(database(t) == "postgres" for t in targets) else None
     for run_no in range(1, args.runs + 1):
         # every target's server runs for the whole run (idle but for its own rows); each row goes
         # through the targets in turn, and the order rotates from run to run
@@ -1408,7 +1443,7 @@ def main() -> int:
                         bench = benches.get(target)
                         if bench is None:
                             continue
-                        on_pg = pg is not None and target == "postgres"
+                        on_pg = pg is not None and database(target) == "postgres"
                         t0, c0 = time.monotonic(), pg.cpu_seconds() if on_pg else None
                         bench.row(row)
                         c1 = pg.cpu_seconds() if on_pg else None

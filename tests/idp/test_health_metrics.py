@@ -10,7 +10,7 @@ import pytest
 
 from campusid.idp.settings import SettingsError, load_settings
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, IdP
-from tests.idp.helpers import make_user
+from tests.idp.helpers import auth_params, callback_params, code_exchange, login_through_pages, make_user
 from tests.idp.metrics_scenario import EXPECTED, FAILED_LIMIT, METRICS_TOKEN, delta, run_script, samples, scrape
 
 
@@ -66,6 +66,45 @@ def test_metrics_are_off_without_a_token(idp):
     r = idp.client().get("/metrics", headers={"Authorization": "Bearer " + METRICS_TOKEN})
     assert r.status_code == 404
     assert "campusid_" not in r.text
+
+
+def test_without_a_token_nothing_is_collected(idp_env):
+    """/metrics off: the same scripted sign-ins (events, tokens, a rate limit, requests) leave every
+    figure of this process where it was (read from the module itself, as /metrics would show it)."""
+    from campusid.idp import metrics
+
+    instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, "CAMPUSID_LIMIT_FAILED_PER_ACCOUNT": FAILED_LIMIT})
+    try:
+        make_user(instance.store, "bob")
+        c = instance.client()
+        before = samples(metrics.render().decode())
+        run_script(c, instance.issuer, instance.native_id, NATIVE_REDIRECT)
+        assert c.get("/metrics").status_code == 404
+        after = samples(metrics.render().decode())
+        assert len(instance.db.events(type="login_failure")) == 2  # the script did run
+        assert after == before  # not one count, not one request's duration, not one new series
+    finally:
+        instance.store.close()
+
+
+def test_the_bench_token_and_sso_rows_record_no_event(observed):
+    """The requests of bench/run.py's token row (a code exchanged) and SSO row (authorize with a
+    session, then the exchange) store no event: events are for sign-ins, replays, reuse and
+    administration (idp/events.py), so "without events" costs these rows nothing to compare."""
+    c = observed.client()
+    flow = auth_params(observed.native_id, NATIVE_REDIRECT)
+    cb = login_through_pages(c, observed.issuer, flow, "alice")  # the sign-in: its event
+    stored = len(observed.db.events(limit=1000))
+    r = c.post("/oauth/token", data=code_exchange(flow, cb["code"], NATIVE_REDIRECT, observed.native_id))
+    assert r.status_code == 200
+    for _ in range(3):
+        again = auth_params(observed.native_id, NATIVE_REDIRECT)
+        sso = c.get("/oauth/authorize", params=again.params)
+        assert sso.status_code in (302, 303)
+        code = callback_params(sso.headers["location"])["code"]
+        r = c.post("/oauth/token", data=code_exchange(again, code, NATIVE_REDIRECT, observed.native_id))
+        assert r.status_code == 200
+    assert len(observed.db.events(limit=1000)) == stored
 
 
 @pytest.mark.parametrize(

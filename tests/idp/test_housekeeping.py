@@ -12,7 +12,15 @@ from sqlalchemy import text
 
 from campusid.idp import housekeeping
 from campusid.idp.store.db import make_engine
-from campusid.idp.store.housekeeping import KINDS
+from campusid.idp.store.housekeeping import (
+    BUDGET,
+    CHECKPOINT_EVERY,
+    FIRST_BATCH,
+    KINDS,
+    MAX_BATCH,
+    MIN_BATCH,
+    next_batch,
+)
 from campusid.idp.store.postgres import PostgresStore
 from tests.conftest import run_cli
 from tests.idp.conftest import NATIVE_REDIRECT
@@ -224,6 +232,72 @@ def test_a_batch_is_bounded_and_the_purge_goes_on_until_all_are_gone(idp):
     )
     assert purged["sessions"] == 1500 and purged["refresh_tokens"] == 1500 and purged["grants"] == 2500
     assert purged["codes"] == 25 and purged["interactions"] == 2500 and purged["events"] == 12
+
+
+def test_the_next_batch_is_sized_to_the_time_budget():
+    assert next_batch(100, BUDGET) == 100  # on budget: the same
+    assert next_batch(100, 4 * BUDGET) == 25  # four times too slow: a quarter
+    assert next_batch(100, BUDGET / 10) == 200  # ten times faster: at most doubled
+    assert next_batch(100, 0.0) == 200
+    assert next_batch(MIN_BATCH, 100 * BUDGET) == MIN_BATCH
+    assert next_batch(MAX_BATCH, BUDGET / 10) == MAX_BATCH
+
+
+def test_batches_shrink_when_a_batch_runs_slow_and_the_purge_still_deletes_all_and_no_live_row(idp):
+    """Each sessions batch "takes" 10 us a row, then from its fifth batch on 400 us a row (a clock
+    the test moves): the batches grow towards the budget, then shrink at once; every expired row
+    goes, every live one stays, and the database checkpoints every CHECKPOINT_EVERY and at the end."""
+    url = idp.settings.database_url
+    now = int(time.time())
+    seed_expired(url, idp.student.id, idp.native_id, now, 3000)
+    seed_live_edges(url, idp.student.id, idp.native_id, now)
+    store = idp.store
+    clock = [0.0]
+    sizes: list[int] = []
+    calls: list[str] = []
+    execute, checkpoint = store.db.execute, store.db.checkpoint
+
+    async def timed_execute(q, values={}):  # noqa: B006
+        n = await execute(q, values)
+        if q is store.sql.PURGE_SESSIONS:
+            sizes.append(values["batch"])
+            calls.append(("sessions", clock[0]))
+            clock[0] += values["batch"] * (10e-6 if len(sizes) <= 4 else 400e-6)
+        return n
+
+    async def counted_checkpoint():
+        calls.append(("checkpoint", clock[0]))
+        await checkpoint()
+
+    store.db.execute, store.db.checkpoint = timed_execute, counted_checkpoint
+    store.clock = lambda: clock[0]
+    store.purge_pace = 0.0
+    store.purge_budget = BUDGET  # SQLite's; PostgreSQL's own is larger
+    try:
+        purged = run(
+            store,
+            store.purge(now=now, tokens_before=now - idp.settings.max_token_lifetime, events_before=now - 90 * DAY),
+        )
+    finally:
+        del store.db.execute, store.db.checkpoint, store.clock, store.purge_pace, store.purge_budget
+    # 10 us a row: 500 rows make the 5 ms budget, reached by doubling from the first batch
+    assert sizes[:3] == [FIRST_BATCH, 2 * FIRST_BATCH, 4 * FIRST_BATCH]
+    assert all(abs(size - 500) <= 1 for size in sizes[3:5]), sizes[:5]
+    assert sizes[5] == int(BUDGET / 400e-6)  # 400 us a row: 12 rows
+    assert set(sizes[6:]) == {int(BUDGET / 400e-6)}
+    sessions_end = max(i for i, (call, _) in enumerate(calls) if call == "sessions")
+    assert calls[sessions_end + 1][0] == "checkpoint"  # the kind ends with one
+    during = [at for call, at in calls[:sessions_end] if call == "checkpoint"]
+    assert len(during) >= int(calls[sessions_end][1] / CHECKPOINT_EVERY) - 1 >= 1
+    assert all(b - a >= CHECKPOINT_EVERY for a, b in zip([0.0, *during], during, strict=False))
+    assert purged["sessions"] == 3000 and purged["interactions"] == 3000 and purged["grants"] == 3000
+    assert purged["refresh_tokens"] == 3000 and purged["codes"] == 30 and purged["events"] == 15
+    assert count(url, "SELECT count(*) FROM sessions") == 1  # the live one
+    assert count(url, "SELECT count(*) FROM interactions WHERE id_hash = 'live-interaction'") == 1
+    left = count(url, "SELECT count(*) FROM grants WHERE id IN ('live-family', 'fresh-access', 'fresh-code')")
+    assert left == 3
+    assert count(url, "SELECT count(*) FROM refresh_tokens WHERE grant_id = 'live-family'") == 2
+    assert count(url, "SELECT count(*) FROM events WHERE detail = 'kept'") == 1
 
 
 @pytest.mark.timeout(300)

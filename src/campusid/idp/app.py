@@ -250,6 +250,7 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
             "trusted_proxies": settings.trusted_proxies,
             "prefix": settings.issuer.path,
             "request_lines": settings.log_format == "json",
+            "figures": ctx.figures,
         },
     )
     app.router.redirect_slashes = False

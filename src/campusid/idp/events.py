@@ -75,11 +75,15 @@ def as_filter(value: str | None) -> str | None:
 
 
 class Events:
-    """Records events in the store; `clock` is what tests control."""
+    """Records events in the store, and their figures in `figures` (the app's; none by default,
+    as in the CLI); `clock` is what tests control."""
 
-    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: Store, clock: Callable[[], float] = time.time, figures: metrics.Figures = metrics.OFF
+    ) -> None:
         self._store = store
         self.clock = clock
+        self.figures = figures
 
     async def record(
         self,
@@ -104,5 +108,5 @@ class Events:
             detail[:MAX_DETAIL],
         )
         await self._store.record_event(event)
-        metrics.count_event(type)  # the event's figure, counted where the event is (idp/metrics.py)
+        self.figures.count_event(type)  # the event's figure, counted where the event is (idp/metrics.py)
         return event

@@ -7,6 +7,11 @@ from fixed sets only — an event type, a grant type the token endpoint serves, 
 route *template*, a method from METHODS — never a raw path or a value a client sent, so the set
 of series is bounded whatever the traffic.
 
+Figures are collected only where `/metrics` is on (CAMPUSID_METRICS_TOKEN set): each app holds a
+`Figures` built from its settings, and the code above calls the module's counters through it, so an
+app with `/metrics` off (404) spends nothing on figures no one can read, and the CLI's processes
+(whose `Events` have no figures) count nothing either.
+
 Several worker processes (`campusid serve --workers N`) each count in files of their own under
 PROMETHEUS_MULTIPROC_DIR, which `serve` creates fresh for each run; `render()` then sums them
 all. That mode is chosen when this module is first imported (as prometheus-client chooses it),
@@ -106,6 +111,39 @@ def observe_request(route: str, method: str, status: int, seconds: float) -> Non
     if child is None:
         child = _REQUEST_SERIES[key] = REQUESTS.labels(key[0], key[1], str(status))
     child.observe(seconds)
+
+
+class Figures:
+    """One app's way to the counters above: all of them when `on` (its /metrics is on), none when not."""
+
+    __slots__ = ("on",)
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    @classmethod
+    def for_token(cls, metrics_token: str | None) -> Figures:
+        """On exactly when /metrics can be read (CAMPUSID_METRICS_TOKEN is set)."""
+        return cls(metrics_token is not None)
+
+    def count_event(self, event_type: str) -> None:
+        if self.on:
+            count_event(event_type)
+
+    def token_issued(self, grant_type: str) -> None:
+        if self.on:
+            token_issued(grant_type)
+
+    def rate_limited(self, limit: str) -> None:
+        if self.on:
+            rate_limited(limit)
+
+    def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
+        if self.on:
+            observe_request(route, method, status, seconds)
+
+
+OFF = Figures(False)
 
 
 def render() -> bytes:

@@ -147,8 +147,10 @@ class Limiter:
         issuer: str,
         trusted_proxies: tuple = (),
         clock: Callable[[], float] = time.time,
+        figures: metrics.Figures = metrics.OFF,
     ) -> None:
         self.limits = limits
+        self.figures = figures
         self.windows = windows
         self.trusted_proxies = trusted_proxies
         self.clock = clock
@@ -167,6 +169,7 @@ class Limiter:
             secret_key=settings.secret_key,
             issuer=settings.issuer.canonical,
             trusted_proxies=settings.trusted_proxies,
+            figures=metrics.Figures.for_token(settings.metrics_token),
         )
 
     async def close(self) -> None:
@@ -254,7 +257,7 @@ class Limiter:
             return None
         if until is None:
             return None
-        metrics.rate_limited("logins_per_user_client")
+        self.figures.rate_limited("logins_per_user_client")
         return self._seconds(until)
 
     async def token_request(self, client_id: str) -> None:
@@ -265,7 +268,7 @@ class Limiter:
         except CountersUnavailable:
             return
         if until is not None:
-            metrics.rate_limited("token_per_client")
+            self.figures.rate_limited("token_per_client")
             retry = self._seconds(until)
             raise SlowDown(f"too many token requests from this client; retry after {retry} seconds", retry_after=retry)
 
@@ -309,7 +312,7 @@ class Limiter:
         )
 
     def _limited(self, until: float, limit: str) -> Refusal:
-        metrics.rate_limited(limit)
+        self.figures.rate_limited(limit)
         seconds = self._seconds(until)
         return Refusal(429, seconds, self.message(seconds), limit)
 

@@ -152,6 +152,11 @@ class Database(Queries):
     def transaction(self) -> AbstractAsyncContextManager[Queries]:
         """Statements that commit together or not at all."""
 
+    async def checkpoint(self) -> None:
+        """After a burst of writes (a housekeeping batch): what the database should tidy up now
+        rather than in a later request's commit. Nothing by default (PostgreSQL's checkpoints are
+        the server's own background work); SQLite's WAL checkpoint (sqlite.py)."""
+
     async def start(self) -> None:
         """Open what the running event loop needs (connections); idempotent."""
 

@@ -14,13 +14,19 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
 - a device code past its `expires_at` (store/devices.py), an event older than the retention, and a
   back-channel logout notice given up (`failed_at`) before the same retention (its failure is an event).
 
-Each DELETE takes at most `batch` rows, chosen through an index in expiry order, and commits on
-its own, so a request waits at most one batch's statement; after each batch the purge pauses for
-`pace` times as long as the batch took, so it takes at most 1 / (1 + pace) of the database's (and
-on SQLite, whose statements run on the server's event loop, of the worker's) time.
-
-The refresh-token and grant statements skip rows of live families; each returns the expiry it
-reached, and the next batch starts there, so a run reads each live row once, not once per batch.
+Each DELETE takes a batch of rows, chosen through an index in expiry order, and commits on its
+own. A batch's size follows a time budget (BUDGET, a few milliseconds), not a row count: each
+batch's statement is timed, and the next one is sized so that it would take the budget
+(`next_batch`), so a batch that ran slow (a busy machine, a costlier kind of row) is followed by a
+smaller one. A request that waits for the purge therefore waits about one budget, whatever the
+rows cost: on SQLite every write waits for the one write lock a statement holds, on PostgreSQL the
+statement competes for the server's time. Every CHECKPOINT_EVERY, and when a kind is done, the
+database tidies up what the batches wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's
+own connection, which holds no lock a request waits for, so that the copy of the batches' pages
+into the database file, and its fsync, is not left to the commit of whichever request finds the
+WAL past `wal_autocheckpoint`). After each batch the purge pauses for `pace` times as long as the
+statement (and a checkpoint) took, so it takes at most 1 / (1 + pace) of the
+database's (and on SQLite, whose statements run on the server's event loop, of the worker's) time.
 """
 
 from __future__ import annotations
@@ -43,8 +49,12 @@ from campusid.idp.store.schema import (
 )
 
 KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events", "logout_notices")
-BATCH = 1000
+BUDGET = 0.005  # seconds: what one batch's statement should take (what a request may wait behind)
+FIRST_BATCH = 100  # rows: the first batch of each kind, before any has been timed
+MIN_BATCH = 10
+MAX_BATCH = 1000
 PACE = 2.0
+CHECKPOINT_EVERY = 0.25  # seconds between the purge's own checkpoints (each one an fsync)
 MAX_PAUSE = 1.0  # seconds
 _NOW, _TOKENS_BEFORE = bindparam("now"), bindparam("tokens_before")
 _AFTER, _BATCH = bindparam("after"), bindparam("batch")
@@ -125,11 +135,20 @@ COUNT_DEAD_GRANTS = (
 )
 
 
+def next_batch(size: int, took: float, budget: float = BUDGET) -> int:
+    """The size of the batch after one of `size` rows that took `took` seconds: the size that would
+    have taken `budget` at the same cost per row, at most twice `size` (one fast batch on cached
+    pages is no proof), within MIN_BATCH..MAX_BATCH."""
+    wanted = size * budget / took if took > 0 else MAX_BATCH
+    return max(MIN_BATCH, min(MAX_BATCH, 2 * size, int(wanted)))
+
+
 class HousekeepingStore:
     """The housekeeping half of the store (needs the Store's `db` and `sql`)."""
 
-    purge_batch = BATCH  # rows per DELETE (each commits on its own)
+    purge_budget = BUDGET
     purge_pace = PACE
+    clock = staticmethod(time.monotonic)  # what batches are timed with
 
     def housekeeping_lock(self) -> AbstractAsyncContextManager[bool]:
         """`async with store.housekeeping_lock() as held:` — True in exactly one holder at a time,
@@ -137,40 +156,55 @@ class HousekeepingStore:
         Each database implements it (sqlite.py, postgres.py)."""
         raise NotImplementedError
 
-    async def _pause(self, started: float) -> None:
-        """Between batches: give the requests (of this event loop, and of the database) their turn."""
-        await asyncio.sleep(min(MAX_PAUSE, (time.monotonic() - started) * self.purge_pace))
+    async def _after_batch(self, started: float, size: int, fixed: bool) -> int:
+        """Between batches: the next batch's size from this one's statement, then the database's
+        checkpoint when the last is CHECKPOINT_EVERY ago, then the requests' turn (of this event
+        loop and of the database) for `pace` times as long as both took."""
+        took = self.clock() - started
+        size = size if fixed else next_batch(size, took, self.purge_budget)
+        if self.clock() - self._checkpointed >= CHECKPOINT_EVERY:
+            await self._checkpoint()
+        await asyncio.sleep(min(MAX_PAUSE, (self.clock() - started) * self.purge_pace))
+        return size
 
-    async def _drain(self, q: Prepared, values: dict, batch: int) -> int:
-        total = 0
+    async def _checkpoint(self) -> None:
+        await self.db.checkpoint()
+        self._checkpointed = self.clock()
+
+    async def _drain(self, q: Prepared, values: dict, batch: int | None) -> int:
+        total, size = 0, batch or FIRST_BATCH
+        self._checkpointed = self.clock()
         while True:
-            started = time.monotonic()
-            n = await self.db.execute(q, {**values, "batch": batch})
+            started = self.clock()
+            n = await self.db.execute(q, {**values, "batch": size})
             total += n
-            if n < batch:
+            if n < size:
+                await self._checkpoint()
                 return total
-            await self._pause(started)
+            size = await self._after_batch(started, size, fixed=batch is not None)
 
-    async def _drain_from(self, q: Prepared, values: dict, batch: int) -> list:
+    async def _drain_from(self, q: Prepared, values: dict, batch: int | None) -> list:
         """Run a RETURNING purge until a batch comes back short, each batch starting at the expiry
         the previous one reached (its first column); every returned row."""
         rows: list = []
-        after = 0
+        after, size = 0, batch or FIRST_BATCH
+        self._checkpointed = self.clock()
         while True:
-            started = time.monotonic()
-            got = await self.db.fetch_all(q, {**values, "after": after, "batch": batch})
+            started = self.clock()
+            got = await self.db.fetch_all(q, {**values, "after": after, "batch": size})
             rows.extend(got)
-            if len(got) < batch:
+            if len(got) < size:
+                await self._checkpoint()
                 return rows
             after = max(r[0] for r in got)
-            await self._pause(started)
+            size = await self._after_batch(started, size, fixed=batch is not None)
 
     async def purge(
         self, *, now: int, tokens_before: int, events_before: int, dry_run: bool = False, batch: int | None = None
     ) -> dict[str, int]:
-        """Delete (or, with `dry_run`, count) what can never be used again; the number per kind."""
+        """Delete (or, with `dry_run`, count) what can never be used again; the number per kind.
+        Batches follow the time budget, or are all of `batch` rows when it is given."""
         s = self.sql
-        batch = batch or self.purge_batch
         times = {"now": now, "tokens_before": tokens_before}
         if dry_run:
             dead = {bool(u): n for u, n in await self.db.fetch_all(s.COUNT_DEAD_GRANTS, times)}

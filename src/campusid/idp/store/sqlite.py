@@ -112,6 +112,16 @@ class SQLiteDatabase(Database):
     async def execute(self, q: Prepared, values: Mapping[str, Any] = {}) -> int:  # noqa: B006
         return await self._conn().execute(q, values)
 
+    async def checkpoint(self) -> None:
+        """Copy the WAL's committed pages into the database file now, on this connection, without
+        waiting for anyone (PASSIVE: what readers still use stays for a later one). Otherwise the
+        copy falls to the commit that finds the WAL past `wal_autocheckpoint` (1000 pages), which
+        after a housekeeping batch would be a request's (see store/housekeeping.py)."""
+        try:
+            self._conn().raw.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+        except sqlite3.Error as exc:
+            raise _translate(exc) from exc
+
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Queries]:
         conn = self._conn()
@@ -144,10 +154,6 @@ class SQLiteDatabase(Database):
 class SQLiteStore(Store):
     """The store on SQLite: a successful login's writes are one transaction (SQLite has no
     INSERT or DELETE inside a common table expression)."""
-
-    # A purge batch holds SQLite's one write lock, and the server's writers wait for it on its
-    # event loop: smaller batches keep that wait short (measured in bench/README.md).
-    purge_batch = 250
 
     @contextlib.asynccontextmanager
     async def housekeeping_lock(self) -> AsyncIterator[bool]:

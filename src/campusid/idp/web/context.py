@@ -15,6 +15,7 @@ from campusid.idp.crypto import derive_key
 from campusid.idp.directory import Directory
 from campusid.idp.events import Events
 from campusid.idp.keys import KeyManager
+from campusid.idp.metrics import Figures
 from campusid.idp.passwords import Passwords
 from campusid.idp.protocol.access_tokens import AccessTokenValidator
 from campusid.idp.protocol.device import UserCodeDigests
@@ -45,6 +46,7 @@ class Context:
     user_codes: UserCodeDigests
     factors: SecondFactors
     limiter: Limiter | None = None
+    figures: Figures = field(default_factory=lambda: Figures(False))  # on when /metrics is (idp/metrics.py)
     directory: Directory | None = None  # CAMPUSID_LDAP_URL set: sign-in against LDAP / AD
     backchannel: BackchannelSender | None = None  # sends the logout notices (back-channel logout)
     # The time the device authorization grant reads (its codes' lifetimes and polling pace), so
@@ -76,7 +78,8 @@ def build_context(settings: Settings, store: Store) -> Context:
         auto_reload=False,  # the templates ship with the package: no stat() of each file per page
     )
     pairwise = PairwiseSubjects(settings.secret_key)
-    events = Events(store)
+    figures = Figures.for_token(settings.metrics_token)
+    events = Events(store, figures=figures)
     return Context(
         settings=settings,
         store=store,
@@ -92,6 +95,7 @@ def build_context(settings: Settings, store: Store) -> Context:
         user_codes=UserCodeDigests(settings.secret_key),
         factors=SecondFactors(store, settings.secret_key, "campusid " + settings.issuer.display),
         limiter=Limiter.from_settings(settings),
+        figures=figures,
         directory=Directory(settings.directory) if settings.directory is not None else None,
         backchannel=BackchannelSender(store, LogoutTokens(keys, settings.issuer.canonical), pairwise, events),
     )

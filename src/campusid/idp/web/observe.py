@@ -4,9 +4,10 @@ Every response carries `X-Request-ID`. It is the request's own header only when 
 through a trusted proxy (CAMPUSID_TRUSTED_PROXIES), which set it, and only when it is one sane
 short token (REQUEST_ID_PATTERN); otherwise, and always for anyone else, a fresh random id.
 The id is in idp/logs.REQUEST_ID while the request is served, so each line logged meanwhile
-carries it. When the request has been answered, its duration goes to the
-`campusid_http_request_duration_seconds` histogram (route template, method, status: never the raw
-path) and, with request lines on (CAMPUSID_LOG_FORMAT=json), one line is logged.
+carries it. When the request has been answered, and /metrics is on (idp/metrics.py `Figures`),
+its duration goes to the `campusid_http_request_duration_seconds` histogram (route template,
+method, status: never the raw path) and, with request lines on (CAMPUSID_LOG_FORMAT=json), one
+line is logged.
 """
 
 from __future__ import annotations
@@ -52,9 +53,16 @@ class RequestLayer:
     """ASGI middleware around the whole app (see the module's docstring)."""
 
     def __init__(
-        self, app: ASGIApp, *, trusted_proxies: tuple = (), prefix: str = "", request_lines: bool = False
+        self,
+        app: ASGIApp,
+        *,
+        trusted_proxies: tuple = (),
+        prefix: str = "",
+        request_lines: bool = False,
+        figures: metrics.Figures = metrics.OFF,
     ) -> None:
         self.app = app
+        self.figures = figures
         self.trusted_proxies = trusted_proxies
         self.prefix = prefix
         self.request_lines = request_lines
@@ -83,10 +91,12 @@ class RequestLayer:
             REQUEST_ID.reset(token)
 
     def _answered(self, scope: Scope, status: int, seconds: float) -> None:
+        if not (self.figures.on or self.request_lines):
+            return
         route = route_template(scope, self.prefix)
         route = metrics.UNMATCHED if route == "-" else route
         method = metrics.method_label(scope.get("method", ""))
-        metrics.observe_request(route, method, status, seconds)
+        self.figures.observe_request(route, method, status, seconds)
         if self.request_lines:
             access_log.info(
                 "request",

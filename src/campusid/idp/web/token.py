@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from campusid.idp import events, metrics
+from campusid.idp import events
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import device, pkce
 from campusid.idp.protocol import scopes as scope_rules
@@ -337,7 +337,7 @@ async def token(request: Request) -> Response:
             grant_type = _required(form, "grant_type")
             raise UnsupportedGrantType(f"grant_type {grant_type[:40]!r} is not supported")
         body = await handler(ctx, req, client)
-        metrics.token_issued(form["grant_type"])  # a key of GRANTS: the label set is bounded
+        ctx.figures.token_issued(form["grant_type"])  # a key of GRANTS: the label set is bounded
     except OAuthError as exc:
         return client_error_response(exc, _cors(request, req and req.client))
     return json_response(body, 200, {**NO_STORE, **_cors(request, req.client)})
