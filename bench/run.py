@@ -1494,6 +1494,8 @@ def scale_run(args, targets: list[str]) -> int:
     sizes = scale_sizes(args.scale)
     log(f"scale {args.scale:g}: {sizes}; work dir {workdir}")
     templates = {t: grown_template(t, args.scale, workdir) for t in targets}
+    if args.build_only:
+        return 0
     failures: list = []
     res: dict = {t: {w: {"token": [], "sso": []} for w in ("empty", "grown")} for t in targets}
     for t in targets:
@@ -1634,6 +1636,7 @@ def main() -> int:
         "users, F x 1,000,000 live and F x 5,000,000 expired rows, built once and kept in BENCH_SCALE_DIR), then a "
         "purge of the expired rows with the token row's p99 during it",
     )
+    ap.add_argument("--build-only", action="store_true", help="with --scale: only build (or find) the grown databases")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 4.0)
