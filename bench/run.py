@@ -654,8 +654,19 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
                     break
     except Exception:  # noqa: BLE001 - the label is informative only
         pass
+    return _launch_campusid(target, workdir, run_no, env, clients, hash_value, cleanup, db_name)
 
-    log_path = workdir / f"{target}-run{run_no}.log"
+
+def _launch_campusid(
+    target: str, workdir: Path, run_no: int, env: dict, clients: list, hash_value: str | None, cleanup: list,
+    db_name: str | None, label: str = "",
+) -> Server:  # fmt: skip
+    """`campusid serve` on the server core, over a data directory (or database) already set up."""
+    port = free_port()
+    issuer = f"http://127.0.0.1:{port}"
+    env = {**env, "CAMPUSID_ISSUER": issuer}
+    cli = campusid_bin()
+    log_path = workdir / f"{target}{label}-run{run_no}.log"
     logf = open(log_path, "w")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
         ["taskset", "-c", SERVER_CORE, cli, "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -1200,8 +1211,7 @@ def seed_expired(server: Server, n: int) -> None:
     if database(server.target) == "postgres":
         uid = psql("SELECT id FROM users WHERE username = 'bench'", server.db_name)
     else:
-        db_path = next(Path(server.env["CAMPUSID_DATA_DIR"]).rglob("campusid.db"))
-        with sqlite3.connect(db_path) as con:
+        with sqlite3.connect(_sqlite_path(server)) as con:
             uid = con.execute("SELECT id FROM users WHERE username = 'bench'").fetchone()[0]
     tables = {
         "sessions (id_hash, user_id, auth_time, created_at, expires_at, sid, amr, acr)": (
@@ -1220,19 +1230,80 @@ def seed_expired(server: Server, n: int) -> None:
         ),
     }
     for table, rows in tables.items():
-        if database(server.target) == "postgres":
-            data = "".join("\t".join("\\N" if v is None else str(v) for v in row) + "\n" for row in rows)
-            r = subprocess.run(
-                ["psql", "-h", PG_ADMIN_URL, "-p", PG_PORT, "-U", PG_USER, "-d", server.db_name, "-XAtq", "-c",
-                 f"COPY {table} FROM STDIN"],
-                input=data, capture_output=True, text=True,
-            )  # fmt: skip
-            if r.returncode:
-                raise RuntimeError(f"psql COPY: {r.stderr.strip()}")
-        else:
-            width = table.count(",") + 1
-            with sqlite3.connect(db_path) as con:
-                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * width)})", rows)
+        write_rows(server, table, rows)
+
+
+def _sqlite_path(server: Server) -> Path:
+    return next(Path(server.env["CAMPUSID_DATA_DIR"]).rglob("campusid.db"))
+
+
+def write_rows(server: Server, table: str, rows, chunk: int = 100_000) -> int:
+    """Rows written straight into a campusid table ("name (col, ...)"), `chunk` rows per transaction:
+    COPY through psql on PostgreSQL, executemany on SQLite. The number written."""
+    it, total = iter(rows), 0
+    con = None
+    if database(server.target) != "postgres":
+        con = sqlite3.connect(_sqlite_path(server), isolation_level=None)
+        con.execute("PRAGMA cache_size=-1000000")  # the seeder's own connection: 1 GB for the random keys
+    try:
+        while batch := [row for _, row in zip(range(chunk), it, strict=False)]:
+            total += len(batch)
+            if con is None:
+                data = "".join("\t".join("\\N" if v is None else str(v) for v in row) + "\n" for row in batch)
+                r = subprocess.run(
+                    ["psql", "-h", PG_ADMIN_URL, "-p", PG_PORT, "-U", PG_USER, "-d", server.db_name, "-XAtq", "-c",
+                     f"COPY {table} FROM STDIN"],
+                    input=data, capture_output=True, text=True,
+                )  # fmt: skip
+                if r.returncode:
+                    raise RuntimeError(f"psql COPY: {r.stderr.strip()}")
+            else:
+                width = table.count(",") + 1
+                con.execute("BEGIN")
+                con.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * width)})", batch)
+                con.execute("COMMIT")
+    finally:
+        if con is not None:
+            con.close()
+    return total
+
+
+def token_during_purge(server: Server, bench: TargetBench, args, conc: int, whole_purge: bool = False) -> tuple:
+    """The token row at `conc` before, during and after a `campusid db purge` run as the CLI on the
+    server's core (as serve's own periodic purge would share that core): (before, during, after,
+    purged per kind, the purge's seconds, the seconds of the row under it). With `whole_purge`, the
+    row runs again and again until the purge ends, each window's (rate, p99) in during["windows"]."""
+    target = server.target
+    token = {"mode": "token", "concurrency": conc, "max_codes": 60000,
+             "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1)}  # fmt: skip
+    before = driver({**bench.base, **token})
+    purge = subprocess.Popen(
+        ["taskset", "-c", SERVER_CORE, campusid_bin(), "db", "purge", "--json"],
+        env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    p0 = time.monotonic()
+    during = driver({**bench.base, **token})
+    row_end = time.monotonic()
+    if whole_purge:
+        # further windows until the purge ends: the p99 of each, so the whole purge is sampled
+        during["windows"] = [(during.get("rate") or 0, during.get("p99_ms") or 0)]
+        while purge.poll() is None:
+            res = driver({**bench.base, **token})
+            during["ok"] = during.get("ok") and res.get("ok")
+            during["windows"].append((res.get("rate") or 0, res.get("p99_ms") or 0))
+            row_end = time.monotonic()
+    out, errs = purge.communicate(timeout=3600)
+    p1 = time.monotonic()
+    if purge.returncode:
+        raise RuntimeError(f"campusid db purge: {errs.strip()[-800:]}")
+    after = driver({**bench.base, **token})
+    purged = json.loads(out)["purged"]
+    for label, res in (("before", before), ("during", during), ("after", after)):
+        rate, p99 = res.get("rate") or 0, res.get("p99_ms") or 0
+        failed = "" if res.get("ok") else f"  FAILED {res.get('error_samples', [])[:2]}"
+        log(f"  {target:8s} token c={conc} {label:6s} {rate:8.1f}/s p99 {p99:7.2f} ms{failed}")
+    log(f"  {target}: purge took {p1 - p0:.1f} s (the row under it: {row_end - p0:.1f} s); {purged}")
+    return before, during, after, purged, p1 - p0, row_end - p0
 
 
 def purge_load(args, targets: list[str]) -> int:
@@ -1252,28 +1323,8 @@ def purge_load(args, targets: list[str]) -> int:
             t0 = time.monotonic()
             seed_expired(server, args.purge_load)
             log(f"  {target}: seeded {4 * args.purge_load:,} rows in {time.monotonic() - t0:.1f} s")
-            token = {"mode": "token", "concurrency": conc, "max_codes": 60000,
-                     "mint_seconds": min(30, (args.warmup + args.duration) * 1.5 + 1)}  # fmt: skip
-            before = driver({**bench.base, **token})
-            purge = subprocess.Popen(
-                ["taskset", "-c", SERVER_CORE, campusid_bin(), "db", "purge", "--json"],
-                env=server.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            p0 = time.monotonic()
-            during = driver({**bench.base, **token})
-            row_end = time.monotonic()
-            out, errs = purge.communicate(timeout=3600)
-            p1 = time.monotonic()
-            if purge.returncode:
-                raise RuntimeError(f"campusid db purge: {errs.strip()[-800:]}")
-            after = driver({**bench.base, **token})
-            purged = json.loads(out)["purged"]
-            results.append((target, before, during, after, purged, p1 - p0, row_end - p0))
-            for label, res in (("before", before), ("during", during), ("after", after)):
-                rate, p99 = res.get("rate") or 0, res.get("p99_ms") or 0
-                failed = "" if res.get("ok") else f"  FAILED {res.get('error_samples', [])[:2]}"
-                log(f"  {target:8s} token c={conc} {label:6s} {rate:8.1f}/s p99 {p99:7.2f} ms{failed}")
-            log(f"  {target}: purge took {p1 - p0:.1f} s (the row under it: {row_end - p0:.1f} s); {purged}")
+            before, during, after, purged, took, row = token_during_purge(server, bench, args, conc)
+            results.append((target, before, during, after, purged, took, row))
         finally:
             server.stop()
     print(f"\ntoken row c={conc}, {args.duration:g} s, during `campusid db purge` of {args.purge_load:,} expired rows"
@@ -1286,6 +1337,252 @@ def purge_load(args, targets: list[str]) -> int:
         print(f"| {TARGET_LABEL[target]} | {before.get('p99_ms') or 0:.1f} ms | {during.get('p99_ms') or 0:.1f} ms | "
               f"{after.get('p99_ms') or 0:.1f} ms | {before.get('rate') or 0:.0f} / {during.get('rate') or 0:.0f} /s | "
               f"{took:.1f} s (row: {row:.1f} s) |")  # fmt: skip
+    return 0 if ok else 1
+
+
+# ------------------------------------------------------------------------ growth: a grown database
+SCALE_DIR = Path(os.environ.get("BENCH_SCALE_DIR", "/var/tmp/campusid-bench-scale"))
+MIGRATIONS = ROOT / "src" / "campusid" / "idp" / "store" / "migrations" / "versions"
+DAY = 86400
+
+
+def scale_sizes(scale: float) -> dict[str, int]:
+    """What --scale F seeds: F x 1,000,000 users, F x 1,000,000 live rows and F x 5,000,000 expired
+    rows, each third sessions, grants and refresh tokens (one refresh token per grant)."""
+    live, expired = round(1_000_000 * scale), round(5_000_000 * scale)
+    return {
+        "users": round(1_000_000 * scale),
+        "live_grants": live // 3,
+        "live_sessions": live - 2 * (live // 3),
+        "expired_grants": expired // 3,
+        "expired_sessions": expired - 2 * (expired // 3),
+    }
+
+
+def seed_grown(server: Server, scale: float) -> dict[str, int]:
+    """The grown database: users, live and expired sessions, grants and their refresh tokens written
+    straight into campusid's tables (write_rows, like --purge-load), keyed as campusid keys them
+    (secrets by their SHA-256, ids random), created over the past year in time order. Every user
+    has the bench user's argon2id hash; sessions and grants belong to random users, grants to the
+    bench web client; every grant's refresh token references it. The counts written per table."""
+    n = scale_sizes(scale)
+    now = int(time.time())
+    cid = server.clients[0]["client_id"]
+    redirect = server.clients[0]["redirect_uris"][0]
+    rnd = secrets.SystemRandom()
+    uids = [secrets.token_hex(16) for _ in range(n["users"])] or ["none"]
+    written = {"users": write_rows(
+        server,
+        "users (id, username, name, email, role, password_hash, created_at, source)",
+        ((uid, f"s{i:07d}", f"Student {i}", f"s{i:07d}@campus.example", "student", server.password_hash,
+          now - 400 * DAY, "local") for i, uid in enumerate(uids)),
+    )}  # fmt: skip
+
+    def when(i: int, count: int, live: bool) -> int:
+        """The i-th of count rows' creation, in time order: the past 29 days (live), else 365 to 35 days ago."""
+        start, span = (now - 29 * DAY, 29 * DAY) if live else (now - 365 * DAY, 330 * DAY)
+        return start + (span * i) // max(count, 1)
+
+    def session_rows(count: int, live: bool):
+        for i in range(count):
+            created = when(i, count, live)
+            yield (secrets.token_hex(32), rnd.choice(uids), created, created, created + 30 * DAY,
+                   secrets.token_urlsafe(32), "pwd", "urn:campusid:acr:pwd", "127.0.0.1", "bench", created)  # fmt: skip
+
+    def grant_rows(count: int, live: bool, ids: list[str]):
+        for i in range(count):
+            created = when(i, count, live)
+            ids.append(secrets.token_urlsafe(16))
+            yield (ids[-1], secrets.token_hex(32), cid, rnd.choice(uids), redirect, secrets.token_urlsafe(32),
+                   secrets.token_urlsafe(16), "openid profile", created, created, created + 60, created + 5,
+                   secrets.token_urlsafe(32), "pwd", "urn:campusid:acr:pwd")  # fmt: skip
+
+    def refresh_rows(ids: list[str], live: bool):
+        count = len(ids)
+        for i, gid in enumerate(ids):
+            created = when(i, count, live)
+            yield secrets.token_hex(32), gid, created, created + 30 * DAY, None
+
+    sessions_t = ("sessions (id_hash, user_id, auth_time, created_at, expires_at, sid, amr, acr, ip, user_agent, "
+                  "last_seen_at)")  # fmt: skip
+    grants_t = ("grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, auth_time, "
+                "created_at, code_expires_at, code_used_at, sid, amr, acr)")  # fmt: skip
+    refresh_t = "refresh_tokens (token_hash, grant_id, created_at, expires_at, used_at)"
+    for live in (False, True):
+        kind = "live" if live else "expired"
+        written[f"{kind}_sessions"] = write_rows(server, sessions_t, session_rows(n[f"{kind}_sessions"], live))
+        ids: list[str] = []
+        written[f"{kind}_grants"] = write_rows(server, grants_t, grant_rows(n[f"{kind}_grants"], live, ids))
+        written[f"{kind}_refresh_tokens"] = write_rows(server, refresh_t, refresh_rows(ids, live))
+    return written
+
+
+def database_bytes(server: Server) -> int:
+    if database(server.target) == "postgres":
+        return int(psql(f"SELECT pg_database_size('{server.db_name}')"))
+    return sum(p.stat().st_size for p in _sqlite_path(server).parent.glob("campusid.db*"))
+
+
+def grown_template(target: str, scale: float, workdir: Path) -> dict:
+    """The grown database for `target` at `scale`, built once and kept for every later run: SQLite's
+    data directory under BENCH_SCALE_DIR (copied per run), PostgreSQL's as a database cloned per run
+    with CREATE DATABASE ... TEMPLATE. Keyed by the newest migration: a schema change builds anew."""
+    head = sorted(p.name for p in MIGRATIONS.glob("0*.py"))[-1][:4]
+    key = f"{target}-{scale:g}-{head}"
+    home = SCALE_DIR / key
+    meta_path = home / "meta.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if target == "sqlite" or psql(f"SELECT 1 FROM pg_database WHERE datname = '{meta['template']}'"):
+            log(f"  {target}: reusing the grown database {key} (built {meta['built']} in {meta['seed_s']:.0f} s, "
+                f"{meta['bytes'] / 1e9:.2f} GB)")  # fmt: skip
+            return meta
+    log(f"  {target}: building the grown database {key} (once; kept in {home})")
+    server = start_campusid(target, workdir, 0)
+    cleanup = list(server.cleanup)
+    server.cleanup.clear()
+    server.stop()  # the server only set up the users and clients; seeded with it stopped
+    try:
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        t0 = time.monotonic()
+        counts = seed_grown(server, scale)
+        if database(target) == "postgres":
+            psql("VACUUM ANALYZE", server.db_name)  # what autovacuum would have done over the year
+        else:
+            with sqlite3.connect(_sqlite_path(server)) as con:
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        seed_s = time.monotonic() - t0
+        meta = {"target": target, "scale": scale, "built": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+                "seed_s": seed_s, "counts": counts, "bytes": database_bytes(server), "clients": server.clients,
+                "secret_key": server.env["CAMPUSID_SECRET_KEY"], "password_hash": server.password_hash}  # fmt: skip
+        if database(target) == "postgres":
+            meta["template"] = f"campusid_scale_{key.replace('.', '_').replace('-', '_')}"
+            psql(f'DROP DATABASE IF EXISTS "{meta["template"]}"')
+            psql(f'ALTER DATABASE "{server.db_name}" RENAME TO "{meta["template"]}"')
+        else:
+            shutil.move(server.env["CAMPUSID_DATA_DIR"], home / "data")
+            meta["data_dir"] = str(home / "data")
+        meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    finally:
+        for fn in cleanup:
+            with contextlib.suppress(Exception):
+                fn()
+    log(f"  {target}: seeded {sum(counts.values()):,} rows in {seed_s:.0f} s ({counts}), {meta['bytes'] / 1e9:.2f} GB")
+    return meta
+
+
+def start_grown(meta: dict, workdir: Path, run_no: int) -> Server:
+    """campusid over a fresh copy of the grown database (its own secret key and clients)."""
+    target, cleanup = meta["target"], []
+    env = {**os.environ, **RAISED_LIMITS, "CAMPUSID_SECRET_KEY": meta["secret_key"]}
+    env.pop("CAMPUSID_DATABASE_URL", None)
+    env.pop("CAMPUSID_REDIS_URL", None)
+    data_dir = workdir / f"{target}-grown-run{run_no}"
+    env["CAMPUSID_DATA_DIR"] = str(data_dir)
+    db_name = None
+    try:
+        t0 = time.monotonic()
+        if database(target) == "postgres":
+            data_dir.mkdir()
+            db_name = f"campusid_bench_{os.getpid()}_{run_no}_grown"
+            psql(f'DROP DATABASE IF EXISTS "{db_name}"')
+            cleanup.append(lambda: psql(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)'))
+            psql(f'CREATE DATABASE "{db_name}" TEMPLATE "{meta["template"]}"')
+            env["CAMPUSID_DATABASE_URL"] = f"postgresql+psycopg://{PG_USER}@{PG_ADMIN_URL}:{PG_PORT}/{db_name}"
+        else:
+            cleanup.append(lambda: shutil.rmtree(data_dir, ignore_errors=True))
+            shutil.copytree(meta["data_dir"], data_dir)
+        log(f"  {target}: copied the grown database in {time.monotonic() - t0:.1f} s")
+        return _launch_campusid(target, workdir, run_no, env, meta["clients"], meta["password_hash"], cleanup,
+                                db_name, "-grown")  # fmt: skip
+    except BaseException:
+        for fn in reversed(cleanup):
+            with contextlib.suppress(Exception):
+                fn()
+        raise
+
+
+def scale_run(args, targets: list[str]) -> int:
+    """--scale: the token and SSO rows at the highest concurrency on an empty and on a grown database
+    side by side (the two servers up together, each row interleaved, the order alternating from
+    run to run), then, in the last run, a purge of the grown database's expired rows with the token
+    row's p99 taken in windows through the whole purge."""
+    conc = max(args.concurrency)
+    targets = [t for t in targets if t != "node"]
+    workdir = Path(tempfile.mkdtemp(prefix="campusid-bench-scale-"))
+    # serve's own housekeeping off (its first run is at start): the purge is the one measured below
+    os.environ["CAMPUSID_PURGE_INTERVAL"] = "0"
+    sizes = scale_sizes(args.scale)
+    log(f"scale {args.scale:g}: {sizes}; work dir {workdir}")
+    templates = {t: grown_template(t, args.scale, workdir) for t in targets}
+    if args.build_only:
+        return 0
+    failures: list = []
+    res: dict = {t: {w: {"token": [], "sso": []} for w in ("empty", "grown")} for t in targets}
+    for t in targets:
+        res[t]["purge"] = []
+    pg = PostgresPin() if "postgres" in targets else None
+    for run_no in range(1, args.runs + 1):
+        for target in targets:
+            on_pg = pg is not None and database(target) == "postgres"
+            servers: dict[str, Server] = {}
+            with pg.pinned() if on_pg else contextlib.nullcontext():
+                try:
+                    servers["empty"] = start_campusid(target, workdir, run_no)
+                    servers["grown"] = start_grown(templates[target], workdir, run_no)
+                    benches = {k: TargetBench(s, args, lambda *a: failures.append(a)) for k, s in servers.items()}
+                    for bench in benches.values():
+                        bench.concs = [conc]
+                        if not bench.check():
+                            raise RuntimeError(f"{target}: the correctness check failed")
+                    order = ["empty", "grown"] if run_no % 2 else ["grown", "empty"]
+                    for row in ("token", "sso"):
+                        for which in order:
+                            benches[which].row(row)
+                            res[target][which][row].append(benches[which].out[row][conc])
+                    if run_no == args.runs:  # once: 5,000,000 rows take many minutes to purge
+                        purge = token_during_purge(servers["grown"], benches["grown"], args, conc, whole_purge=True)
+                        res[target]["purge"].append(purge)
+                    for bench in benches.values():
+                        bench.finish()
+                finally:
+                    for server in servers.values():
+                        server.stop()
+
+    def m(runs: list[dict], key: str) -> float:
+        return med([r.get(key) or 0 for r in runs]) or 0
+
+    print(f"\ngrowth, scale {args.scale:g}: {sizes['users']:,} users; live {sizes['live_sessions']:,} sessions, "
+          f"{sizes['live_grants']:,} grants with a refresh token each; expired {sizes['expired_sessions']:,} sessions, "
+          f"{sizes['expired_grants']:,} grants with a refresh token each; c={conc}, {args.duration:g} s rows, "
+          f"median of {args.runs} run(s)")  # fmt: skip
+    for t, meta in templates.items():
+        print(f"  {TARGET_LABEL[t]}: grown database {meta['bytes'] / 1e9:.2f} GB, seeded {meta['built']} in "
+              f"{meta['seed_s']:.0f} s")  # fmt: skip
+    print("| target | row | empty /s | grown /s | grown / empty | p99 empty | p99 grown |")
+    print("|---|---|---|---|---|---|---|")
+    for t in targets:
+        for row in ("token", "sso"):
+            e, g = res[t]["empty"][row], res[t]["grown"][row]
+            re_, rg = m(e, "rate"), m(g, "rate")
+            print(f"| {TARGET_LABEL[t]} | {row} | {re_:,.0f} | {rg:,.0f} | {rg / re_ if re_ else 0:.2f} | "
+                  f"{m(e, 'p99_ms'):.1f} ms | {m(g, 'p99_ms'):.1f} ms |")  # fmt: skip
+    print("\n| target | purged | purge took | token p99 before | during (median / worst window) | after "
+          "| rate before / during |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for t in targets:
+        for before, during, after, purged, took, _row in res[t]["purge"]:
+            p99s = [p for _, p in during.get("windows", [])] or [0]
+            rates = [r for r, _ in during.get("windows", [])] or [0]
+            print(f"| {TARGET_LABEL[t]} | {sum(purged.values()):,} | {took:.0f} s | "
+                  f"{before.get('p99_ms') or 0:.1f} ms | {statistics.median(p99s):.1f} / {max(p99s):.1f} ms "
+                  f"({len(p99s)} windows) | {after.get('p99_ms') or 0:.1f} ms | "
+                  f"{before.get('rate') or 0:.0f} / {statistics.median(rates):.0f} /s |")  # fmt: skip
+    rows = [r for t in targets for w in ("empty", "grown") for rs in res[t][w].values() for r in rs]
+    ok = not failures and all(r.get("ok") for r in rows)
+    if not ok:
+        print(f"RESULT: FAILED {failures[:5]}")
     return 0 if ok else 1
 
 
@@ -1363,6 +1660,16 @@ def main() -> int:
         help="instead of the table: seed N expired rows of each kind, and measure the token row before, "
         "during and after `campusid db purge` deletes them",
     )
+    ap.add_argument(
+        "--scale",
+        type=float,
+        default=0,
+        metavar="F",
+        help="instead of the table: the token and SSO rows on an empty and on a grown database (F x 1,000,000 "
+        "users, F x 1,000,000 live and F x 5,000,000 expired rows, built once and kept in BENCH_SCALE_DIR), then a "
+        "purge of the expired rows with the token row's p99 during it",
+    )
+    ap.add_argument("--build-only", action="store_true", help="with --scale: only build (or find) the grown databases")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 4.0)
@@ -1380,6 +1687,8 @@ def main() -> int:
         ap.error(f"--only takes {', '.join(ALL_TARGETS)}")
 
     preflight(targets)
+    if args.scale:
+        return scale_run(args, targets)
     if args.purge_load:
         return purge_load(args, targets)
     workdir = Path(tempfile.mkdtemp(prefix="campusid-bench-"))

@@ -115,3 +115,14 @@ def test_sessions_signed_in_before_sids_existed_get_one_each_on_upgrade(database
         engine.dispose()
     assert len({r.sid for r in rows}) == 2 and all(r.sid for r in rows)
     assert {(r.amr, r.acr) for r in rows} == {("pwd", "urn:campusid:acr:pwd")}
+
+
+def test_a_sqlite_connection_maps_the_database_file(tmp_path):
+    """Each connection memory-maps the file (store/sqlite.py, bench/README.md "Growth"): on a grown
+    database the map saves most of the read() calls of the random-leaf lookups."""
+    store = open_store(f"sqlite:///{tmp_path / 'campusid.db'}", tmp_path / "data")
+    try:
+        raw = store.db._conn().raw
+        assert raw.execute("PRAGMA mmap_size").fetchone()[0] >= 1 << 30
+    finally:
+        store.close()
