@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN     = $(VENV)/bin
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots fuzz soak
+.PHONY: setup demo test test-sqlite test-postgres services lint bench screenshots fuzz fuzz-long soak
 
 setup: $(VENV)/.installed
 
@@ -55,6 +55,19 @@ FUZZ_SEQUENCES ?= 2000
 fuzz: setup services
 	CAMPUSID_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CAMPUSID_FUZZ_EXAMPLES_IDP=$(FUZZ_REQUESTS) CAMPUSID_FUZZ_SEQUENCES=$(FUZZ_SEQUENCES) \
 	  $(PYTEST) -s --timeout=0 tests/fuzz
+
+# The long fuzz run through nginx (tests/fuzz/long_run.py): FUZZ_TOTAL requests — fuzzed ones to
+# every endpoint, stateful sequences, slow clients — on `campusid serve --workers 2`, PostgreSQL and
+# Redis behind the repo's nginx site; stops at FUZZ_TOTAL or after FUZZ_SECONDS, prints progress
+# every 10 s and the counts at the end (also written to FUZZ_REPORT).
+FUZZ_TOTAL ?= 1000000
+FUZZ_SECONDS ?= 7200
+FUZZ_CONCURRENCY ?= 24
+FUZZ_SLOW ?= 6
+FUZZ_REPORT ?= fuzz-long-report.txt
+fuzz-long: setup services
+	$(BIN)/python -m tests.fuzz.long_run --total $(FUZZ_TOTAL) --seconds $(FUZZ_SECONDS) \
+	  --concurrency $(FUZZ_CONCURRENCY) --slow $(FUZZ_SLOW) --report $(FUZZ_REPORT)
 
 # The soak: SOAK_SECONDS of mixed load on `campusid serve --workers 2` (PostgreSQL and Redis of its
 # own), the workers' memory sampled every 10 s (tests/faults/test_soak.py).

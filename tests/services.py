@@ -106,7 +106,8 @@ class Nginx:
     """Debian's nginx running deploy/nginx/campusid.conf (rendered, otherwise as it is) inside a
     minimal main configuration like Debian's own nginx.conf: `include` of the site in `http`."""
 
-    def __init__(self, directory: Path, upstream_port: int, tls: dict[str, Path]) -> None:
+    def __init__(self, directory: Path, upstream_port: int, tls: dict[str, Path], access_format: str = "") -> None:
+        """`access_format`: an nginx log_format for the access log (the default's when empty)."""
         self.dir = directory
         self.port = free_port()
         directory.mkdir(parents=True, exist_ok=True)
@@ -131,7 +132,8 @@ class Nginx:
             f"error_log {directory / 'error.log'} warn;\n"
             "events { worker_connections 1024; }\n"
             "http {\n"
-            f"    access_log {directory / 'access.log'};\n{temp}"
+            + (f"    log_format test '{access_format}';\n" if access_format else "")
+            + f"    access_log {directory / 'access.log'}{' test' if access_format else ''};\n{temp}"
             f"    include {directory / 'campusid.conf'};\n"
             "}\n"
         )

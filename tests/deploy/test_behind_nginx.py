@@ -6,13 +6,7 @@ ports, paths and secrets are the test's."""
 
 from __future__ import annotations
 
-import os
-import secrets
 import ssl
-import subprocess
-import sys
-import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -20,18 +14,9 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from tests.conftest import active_app, add_users, free_port
+from tests.conftest import active_app, add_users
+from tests.deploy.stack import behind_nginx
 from tests.idp.helpers import PASSWORD, auth_params, code_exchange, form_fields, login_through_pages
-from tests.services import (
-    Nginx,
-    Redis,
-    create_database,
-    drop_database,
-    make_tls,
-    unit_commands,
-    unit_environment,
-    wait_port,
-)
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1:41999/callback"
@@ -41,63 +26,17 @@ ATTEMPTS_PER_IP = 4
 @pytest.fixture
 def deployment(tmp_path):
     """nginx → campusid serve --workers 2 → PostgreSQL + Redis; yields (issuer, env, ca path)."""
-    redis = Redis()
-    database = create_database()
-    app_port = free_port()
-    tls = make_tls(tmp_path / "tls")
-    nginx = Nginx(tmp_path / "nginx", app_port, tls)
-    issuer = f"https://127.0.0.1:{nginx.port}"
-    unit_env = unit_environment(
-        {
-            "CAMPUSID_BIN": str(Path(sys.executable).parent),
-            "CAMPUSID_PORT": str(app_port),
-            "CAMPUSID_DATA_DIR": str(tmp_path / "data"),
-            "CAMPUSID_ISSUER": issuer,
-            "CAMPUSID_DATABASE_URL": database,
-            "CAMPUSID_REDIS_URL": redis.url,
-            "CAMPUSID_SECRET_KEY": secrets.token_urlsafe(48),
-        }
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAMPUSID_")}
-    env.update(unit_env)
-    env.update(
-        {
-            "CAMPUSID_ARGON2_MEMORY_COST": "8192",
-            "CAMPUSID_ARGON2_TIME_COST": "1",
-            "CAMPUSID_LIMIT_ATTEMPTS_PER_IP": f"{ATTEMPTS_PER_IP}/15 minutes",
-        }
-    )
-    *before, serve = unit_commands(unit_env)
-    assert serve[serve.index("--workers") + 1] == "2"
-    for command in before:
-        subprocess.run(command, env=env, check=True, capture_output=True, timeout=120)
-    server = subprocess.Popen(serve, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_port(app_port, 60, proc=server)  # then nginx's first request finds it
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.stderr.read()
-            try:
-                discovery = f"{issuer}/.well-known/openid-configuration"
-                if httpx.get(discovery, verify=ssl.create_default_context(cafile=str(tls["ca"])), timeout=2).is_success:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "campusid behind nginx did not answer within 60 s"
-            time.sleep(0.1)
-        yield issuer, env, tls["ca"]
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        nginx.stop()
-        redis.stop()
-        drop_database(database)
-    log = server.stderr.read()
+    settings = {
+        "CAMPUSID_ARGON2_MEMORY_COST": "8192",
+        "CAMPUSID_ARGON2_TIME_COST": "1",
+        "CAMPUSID_LIMIT_ATTEMPTS_PER_IP": f"{ATTEMPTS_PER_IP}/15 minutes",
+    }
+    with behind_nginx(tmp_path, settings) as stack:
+        yield stack.issuer, stack.env, stack.ca
+    log = stack.log()
     assert "Traceback" not in log, log[-3000:]
-    assert "[error]" not in nginx.error_log() and "[crit]" not in nginx.error_log(), nginx.error_log()
+    error_log = stack.nginx.error_log()
+    assert "[error]" not in error_log and "[crit]" not in error_log, error_log
 
 
 def browser(ca, address: str) -> httpx.Client:

@@ -1,6 +1,7 @@
-"""A hypothesis-driven fuzzer for the IdP's OAuth endpoints and pages: authorize (GET and POST),
-token, userinfo, revoke, introspect, device authorization, login, consent, logout, /device and the
-records API, with malformed, duplicated, oversized and non-UTF-8 parameters, bodies, headers and
+"""A hypothesis-driven fuzzer for the IdP's endpoints and pages (tests/fuzz/corpus.py's list, which
+the long run's driver uses too): authorize (GET and POST), token, userinfo, revoke, introspect,
+device authorization, login, the second factor, consent, logout, /device, the account pages, the
+records API, the console, the portal and the management API, with malformed, duplicated, oversized and non-UTF-8 parameters, bodies, headers and
 cookies. Real values are mixed in and mutated (a real code fetched fresh with the browser's session,
 a real access and refresh token, the real client_id, redirect_uri, session and CSRF token), so the
 fuzzer reaches past the first check. Every answer: no 5xx, no traceback in the body or the logs, and
@@ -20,42 +21,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz.corpus import ENDPOINTS, JSON_ERRORS, NAMES, SAFE, SPECIAL, SUFFIXES, fill, mutate
 from tests.idp.conftest import NATIVE_REDIRECT
 from tests.idp.helpers import PASSWORD, auth_params, callback_params, code_exchange, form_fields
 
 EXAMPLES = int(os.environ.get("CAMPUSID_FUZZ_EXAMPLES_IDP", os.environ.get("CAMPUSID_FUZZ_EXAMPLES", "250")))
-
-ENDPOINTS = [
-    ("GET", "/oauth/authorize"),
-    ("POST", "/oauth/authorize"),
-    ("POST", "/oauth/token"),
-    ("GET", "/oauth/userinfo"),
-    ("POST", "/oauth/userinfo"),
-    ("POST", "/oauth/revoke"),
-    ("POST", "/oauth/introspect"),
-    ("POST", "/oauth/device_authorization"),
-    ("GET", "/login"),
-    ("POST", "/login"),
-    ("GET", "/consent"),
-    ("POST", "/consent"),
-    ("GET", "/logout"),
-    ("POST", "/logout"),
-    ("GET", "/device"),
-    ("POST", "/device"),
-    ("GET", "/device/consent"),
-    ("POST", "/device/consent"),
-    ("GET", "/records/v1/grades"),
-    ("GET", "/.well-known/openid-configuration"),
-    ("GET", "/oauth/jwks"),
-]
-JSON_ERRORS = {"/oauth/token", "/oauth/revoke", "/oauth/introspect", "/oauth/device_authorization"}
-NAMES = [
-    "client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge",
-    "code_challenge_method", "prompt", "max_age", "grant_type", "code", "code_verifier", "refresh_token",
-    "token", "token_type_hint", "device_code", "user_code", "username", "password", "csrf_token", "decision",
-    "interaction", "next", "response_mode", "request", "request_uri", "login_hint", "id_token_hint", "ui_locales",
-    "claims", "acr_values", "client_secret", "assertion",
-]  # fmt: skip
 
 
 class Real:
@@ -95,25 +65,9 @@ class Real:
         ]  # fmt: skip
 
 
-SUFFIXES = ["\x00", "%00", "'", '"><script>', "\r\nX: y", "\ud7ff", "\u202e", " ", "=", "A" * 5000]
 # How to mutate a value, drawn the same way whatever the value is (hypothesis replays choice
 # sequences and requires that a replay draws the same kinds of choices): applied by `mutate`.
 MUTATION = st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.characters(codec="utf-8"), st.sampled_from(SUFFIXES))
-
-
-def mutate(value: str, spec) -> str:
-    """The value itself, cut, doubled, with a character changed, or with something hostile added."""
-    kind, position, char, suffix = spec
-    if kind == 1:
-        return value[: position % (len(value) + 1)]
-    if kind == 2:
-        return value + value
-    if kind == 3 and value:
-        at = position % len(value)
-        return value[:at] + char + value[at + 1 :]
-    if kind == 4:
-        return value + suffix
-    return value
 
 
 def mutations(value: str) -> st.SearchStrategy[str]:
@@ -124,7 +78,7 @@ def text_values() -> st.SearchStrategy[str]:
     return st.one_of(
         st.text(max_size=40),
         st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
-        st.sampled_from(["", " ", "-1", "99999999999999999999", "1e309", "NaN", "true", "[]", "{}", "null"]),
+        st.sampled_from(SPECIAL),
         st.integers(1000, 70000).map(lambda n: "A" * n),  # oversized
     )
 
@@ -133,6 +87,7 @@ def text_values() -> st.SearchStrategy[str]:
 def requests(draw, real: Real):
     method, path = draw(st.sampled_from(ENDPOINTS))
     value = st.one_of(text_values(), st.tuples(st.sampled_from(real.values()), MUTATION).map(lambda t: mutate(*t)))
+    path = fill(path, draw(value))
     pairs = draw(st.lists(st.tuples(st.sampled_from(NAMES) | st.text(max_size=10), value), max_size=12))
     if draw(st.booleans()) and pairs:  # a parameter sent twice (RFC 6749 3.1: must not be)
         pairs.append(draw(st.sampled_from(pairs)))
@@ -202,10 +157,10 @@ def test_fuzzed_requests_get_protocol_answers_never_a_5xx(idp, real, caplog):
         for name, value in cookies.items():
             client.cookies.set(name, value)
         if method == "GET":  # a URL is cut at 8 KB, as nginx's large_client_header_buffers would
-            target = quote_from_bytes(query[:8000], safe="&=%+;/?:@!$'()*,~")  # a request line has no raw controls
+            target = quote_from_bytes(query[:8000], safe=SAFE)
             r = client.request("GET", path + "?" + target, headers=headers)
         else:
-            r = client.request("POST", path, content=body, headers=headers)
+            r = client.request(method, path, content=body, headers=headers)
         counts[r.status_code] = counts.get(r.status_code, 0) + 1
         shown = {k: v[:200] for k, v in headers.items()}
         assert r.status_code < 500, (method, path, query[:300], body[:300], shown, r.status_code, r.text[:500])
@@ -220,4 +175,4 @@ def test_fuzzed_requests_get_protocol_answers_never_a_5xx(idp, real, caplog):
     print(f"IdP fuzz: {sum(counts.values())} requests, answers per status {dict(sorted(counts.items()))}")
     tracebacks = [rec for rec in caplog.records if rec.exc_info or "Traceback" in rec.getMessage()]
     assert not tracebacks, [rec.getMessage() for rec in tracebacks[:5]]
-    assert set(counts) - {200, 302, 303, 400, 401, 403, 404, 405, 413, 415, 422, 429} == set(), counts
+    assert set(counts) - {200, 201, 302, 303, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429} == set(), counts

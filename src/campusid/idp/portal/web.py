@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -17,7 +16,7 @@ from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.store.rows import User
 from campusid.idp.web.account import policy_redirect
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import page, read_form
+from campusid.idp.web.http import detour, page, read_form
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 DEVELOPER_ROLES = ("developer", "admin")
@@ -65,8 +64,7 @@ async def guard(
     user = await ctx.store.user(session.user_id) if session else None
     lang, t = language(request)
     if session is None or user is None:
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return None, see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+        return None, see_other(detour(ctx.path("/login"), request, ctx.path("/")))
     redirect = await policy_redirect(ctx, request, user, session)  # a second factor first, if required
     if redirect is not None:
         return None, redirect

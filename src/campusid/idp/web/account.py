@@ -22,7 +22,7 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import PASSKEY, TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import PASSKEY_CSP, error_page, page, read_form
+from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, page, read_form
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "account"
@@ -48,10 +48,10 @@ async def policy_redirect(ctx: Context, request: Request, user: User, session: C
     again with it. None when the session may go on."""
     if user.role not in ctx.settings.mfa_required_roles or session.sign_in.acr == ACR_MFA:
         return None
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    home = ctx.path("/")
     if not await ctx.factors.has_factor(user.id):
-        return _see_other(ctx.path("/account/security/totp") + "?next=" + quote(target, safe="/"))
-    return _see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+        return _see_other(detour(ctx.path("/account/security/totp"), request, home))
+    return _see_other(detour(ctx.path("/login"), request, home))
 
 
 async def _me(ctx: Context, request: Request) -> tuple[Me | None, Response | None]:

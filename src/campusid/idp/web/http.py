@@ -4,6 +4,7 @@ security headers for pages (no referrer and no framing: RFC 9700 sections 4.2 an
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -29,6 +30,27 @@ PASSKEY_CSP = PAGE_HEADERS["Content-Security-Policy"].replace(
 )
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # built once, not per response
+
+
+# The longest page address a redirect carries back (docs/deployment.md): its Location header must fit
+# the reverse proxy's buffer for an upstream's headers (nginx's proxy_buffer_size, 4 KB by default),
+# or the proxy answers 502 in place of the redirect.
+MAX_RETURN = 1024
+
+
+def return_to(request: Request, home: str) -> str:
+    """The address a sign-in (or a detour) returns to: this request's path and query; the path
+    alone when that is longer than MAX_RETURN, and `home` when the path alone is."""
+    path = request.url.path
+    target = path + (f"?{request.url.query}" if request.url.query else "")
+    if len(quote(target, safe="/")) <= MAX_RETURN:
+        return target
+    return path if len(quote(path, safe="/")) <= MAX_RETURN else home
+
+
+def detour(url: str, request: Request, home: str) -> str:
+    """`url` with ?next= the address to come back to (`return_to`)."""
+    return url + "?next=" + quote(return_to(request, home), safe="/")
 
 
 class BodyTooLarge(InvalidRequest):

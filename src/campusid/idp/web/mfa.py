@@ -12,7 +12,6 @@ factor, and "Continue" finishes the sign-in.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -25,7 +24,7 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import PASSKEY_CSP, error_page, page, query_params, read_form
+from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, page, query_params, read_form
 from campusid.idp.web.pages import MFA_KIND, _local_next, continue_sign_in, unwrap_second_factor
 from campusid.idp.web.sessions import (
     CurrentSession,
@@ -191,8 +190,7 @@ def _next(ctx: Context, request: Request) -> str:
 
 
 def _sign_in_again(ctx: Context, request: Request) -> Response:
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return _see_other(ctx.path("/login") + "?next=" + quote(target, safe="/"))
+    return _see_other(detour(ctx.path("/login"), request, ctx.path("/")))
 
 
 def _enrol_page(ctx, request, who: Enroller, enrolment, status: int = 200, error: str | None = None) -> Response:
