@@ -1,8 +1,9 @@
 """A hypothesis-driven fuzzer for the IdP's endpoints and pages (tests/fuzz/corpus.py's list, which
 the long run's driver uses too): authorize (GET and POST), token, userinfo, revoke, introspect,
 device authorization, login, the second factor, consent, logout, /device, the account pages, the
-records API, the console, the portal and the management API, with malformed, duplicated, oversized and non-UTF-8 parameters, bodies, headers and
-cookies. Real values are mixed in and mutated (a real code fetched fresh with the browser's session,
+records API, the console, the portal and the management API, with malformed, duplicated,
+oversized and non-UTF-8 parameters, bodies, headers and cookies. Real values are mixed in and
+mutated (a real code fetched fresh with the browser's session,
 a real access and refresh token, the real client_id, redirect_uri, session and CSRF token), so the
 fuzzer reaches past the first check. Every answer: no 5xx, no traceback in the body or the logs, and
 an OAuth endpoint's error is the protocol's JSON (RFC 6749 5.2, RFC 6750 3, RFC 7009 2.2.1).
