@@ -586,7 +586,8 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
         env["CAMPUSID_METRICS_TOKEN"] = BENCH_METRICS_TOKEN
     db_name = None
     if database(target) == "postgres":
-        db_name = f"campusid_bench_{os.getpid()}_{run_no}"
+        # one database per target: the -nometrics twin runs beside its target, never on its database
+        db_name = f"campusid_bench_{os.getpid()}_{run_no}_{target.replace('-', '_')}"
         psql(f'DROP DATABASE IF EXISTS "{db_name}"')
         psql(f'CREATE DATABASE "{db_name}"')
         env["CAMPUSID_DATABASE_URL"] = f"postgresql+psycopg://{PG_USER}@{PG_ADMIN_URL}:{PG_PORT}/{db_name}"
