@@ -730,6 +730,9 @@ def start_node(workdir: Path, run_no: int) -> Server:
 
 # ------------------------------------------------------------------------------------------ load
 def driver(cfg: dict, timeout: float = 300) -> dict:
+    if "cpu_pid" in cfg:  # the server's process tree as it is now: the driver reads their CPU time
+        cfg = {**cfg, "cpu_pids": _tree(cfg["cpu_pid"]), "clk_tck": os.sysconf("SC_CLK_TCK")}
+        del cfg["cpu_pid"]
     r = subprocess.run(
         ["taskset", "-c", LOAD_CORE, "node", str(LOADGEN / "driver.mjs"), json.dumps(cfg)],
         capture_output=True,
@@ -783,6 +786,8 @@ def wrk(url: str, path: str, conc: int, duration: float, expect: list[str], auth
 
 
 ROWS = ("discovery", "userinfo", "token", "sso", "full")
+# the rows the flow driver runs: it also reports the server's CPU time per operation over the window
+FLOW_ROWS = ("token", "sso", "full")
 CLIENT_LABEL = {
     "pool": "wrk for the GET rows, the flow driver's shared keep-alive pool for the flows",
     "oneby1": "one by one (every row through the flow driver; each virtual user its own connection, "
@@ -816,6 +821,7 @@ class TargetBench:
             "min_ops": args.min_ops,
             "max_duration": args.max_duration,
             "client": args.client,
+            "cpu_pid": server.proc.pid,
         }
         self.concs = sorted(args.concurrency, reverse=True)
         self.out: dict = {}
@@ -1025,6 +1031,8 @@ def fmt_num(v: float | None, kind: str) -> str:
         return f"{v:.0f}"
     if kind == "pct":
         return f"{v * 100:.1f} %"
+    if kind == "us":
+        return f"{v:,.0f}"
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
@@ -1100,7 +1108,10 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
                 ("rate", "rate", f"c={conc} per s"),
                 ("p50_ms", "ms", f"c={conc} p50 ms"),
                 ("p99_ms", "ms", f"c={conc} p99 ms"),
+                ("server_cpu_us_per_op", "us", f"c={conc} server CPU us/op (lower is better)"),
             ):
+                if key == "server_cpu_us_per_op" and row not in FLOW_ROWS:
+                    continue
 
                 def getter(t, row=row, conc=conc, key=key):
                     v = metric(t, row, conc, key)

@@ -11,6 +11,8 @@
 //   min_ops, max_duration (the recorded window also lasts until min_ops operations, at most max_duration s),
 //   client: "pool" (default: an undici Pool shared by the virtual users) | "oneby1" (each virtual user
 //           its own connection, and one request written per event-loop turn across all of them),
+//   cpu_pids, clk_tck                (the server's processes: their CPU time over the recorded window is
+//                                     reported as server_cpu_s and server_cpu_us_per_op; Linux /proc)
 //   mint_seconds, max_codes          (mode token)
 //   origin, path, expect, auth       (mode get: a GET row, or the generator's own ceiling; expect is a
 //                                     string or a list of strings the body must contain)
@@ -18,6 +20,7 @@
 // result: { ok, mode, concurrency, count, elapsed, rate, p50_ms, p99_ms, errors, error_samples, ... }
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as crypto from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Client, Pool } from 'undici';
@@ -315,6 +318,22 @@ async function newSession(client) {
 // ---------------------------------------------------------------------------- load loop
 const now = () => performance.now();
 
+// CPU seconds (user + system) the server's processes have used so far: fields 14 and 15 of
+// /proc/<pid>/stat, in clock ticks. A process that has exited counts as 0 (it cannot be read).
+function serverCpuSeconds() {
+  let ticks = 0;
+  for (const pid of cfg.cpu_pids || []) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks / (cfg.clk_tck || 100);
+}
+
 function percentile(sorted, p) {
   if (!sorted.length) return null;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -379,6 +398,7 @@ async function load(
   recording = true;
   process.stderr.write('phase: recording\n'); // bench/profile.py starts sampling here
   t0 = now();
+  const cpu0 = serverCpuSeconds();
   // the recorded window: `duration` seconds, longer until `min_ops` ops were recorded, at most
   // `max_duration` seconds
   const longest = Math.max(duration, maxDuration || duration) * 1000;
@@ -390,6 +410,7 @@ async function load(
     Promise.all(workers).then(done);
   });
   tEnd = now();
+  const serverCpu = serverCpuSeconds() - cpu0;
   recording = false;
   stop = true;
   await Promise.all(workers);
@@ -405,6 +426,7 @@ async function load(
     ended_early: endedEarly,
     short_of_min_ops: count < minOps,
     client: ONE_BY_ONE ? 'oneby1' : 'pool',
+    ...(cfg.cpu_pids ? { server_cpu_s: serverCpu, server_cpu_us_per_op: count ? (serverCpu / count) * 1e6 : null } : {}),
     ...warmupDone,
     // every recorded latency, when asked for: windows of one row are pooled by the caller
     ...(cfg.latencies ? { latencies_ms: lat } : {}),
