@@ -1374,7 +1374,8 @@ def scale_sizes(scale: float) -> dict[str, int]:
 def seed_grown(server: Server, scale: float) -> dict[str, int]:
     """The grown database: users, live and expired sessions, grants and their refresh tokens written
     straight into campusid's tables (write_rows, like --purge-load), keyed as campusid keys them
-    (secrets by their SHA-256, ids random), created over the past year in time order. Every user
+    (secrets by their SHA-256, grant ids led by their creation time, other ids random), created
+    over the past year in time order. Every user
     has the bench user's argon2id hash; sessions and grants belong to random users, grants to the
     bench web client; every grant's refresh token references it. The counts written per table."""
     n = scale_sizes(scale)
@@ -1404,7 +1405,7 @@ def seed_grown(server: Server, scale: float) -> dict[str, int]:
     def grant_rows(count: int, live: bool, ids: list[str]):
         for i in range(count):
             created = when(i, count, live)
-            ids.append(secrets.token_urlsafe(16))
+            ids.append(f"{created * 1000:012x}{secrets.randbits(80):020x}")  # as campusid.idp.protocol.ids
             yield (ids[-1], secrets.token_hex(32), cid, rnd.choice(uids), redirect, secrets.token_urlsafe(32),
                    secrets.token_urlsafe(16), "openid profile", created, created, created + 60, created + 5,
                    secrets.token_urlsafe(32), "pwd", "urn:campusid:acr:pwd")  # fmt: skip
