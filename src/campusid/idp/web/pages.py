@@ -210,7 +210,7 @@ async def _directory_user(ctx: Context, typed: str, password: str):
     person = await ctx.directory.authenticate(typed, password)
     if person is None:
         return None
-    return await ctx.store.refresh_directory_user(person.as_user(int(time.time())))
+    return await ctx.store.refresh_directory_user(person.user)
 
 
 async def _client_and_consent(ctx: Context, interaction: Pending, user_id: str) -> tuple[Client | None, str | None]:
