@@ -14,9 +14,9 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from campusid.idp import events, i18n
+from campusid.idp import events
 from campusid.idp.protocol.authn import ACR_MFA
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.protocol.passkeys import offered
@@ -24,7 +24,7 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import PASSKEY, TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, page, read_form
+from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, language, page, read_form, see_other
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "account"
@@ -44,10 +44,6 @@ class Me:
 Step = Callable[[Context, Request, Me, Any], Awaitable[Response]]
 
 
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
-
-
 async def policy_redirect(ctx: Context, request: Request, user: User, session: CurrentSession) -> Response | None:
     """A user whose role must use a second factor (CAMPUSID_MFA_REQUIRED_ROLES) goes nowhere
     else before this session used one: without a factor, to set one up; with one, to sign in
@@ -56,20 +52,19 @@ async def policy_redirect(ctx: Context, request: Request, user: User, session: C
         return None
     home = ctx.path("/")
     if not await ctx.factors.has_factor(user.id):
-        return _see_other(detour(ctx.path("/account/security/totp"), request, home))
-    return _see_other(detour(ctx.path("/login"), request, home))
+        return see_other(detour(ctx.path("/account/security/totp"), request, home))
+    return see_other(detour(ctx.path("/login"), request, home))
 
 
 async def _me(ctx: Context, request: Request) -> tuple[Me | None, Response | None]:
     session = await current_session(ctx, request)
     user = await ctx.store.user(session.user_id) if session is not None else None
     if session is None or user is None:
-        return None, _see_other(ctx.path("/login") + "?next=" + quote(ctx.path("/account"), safe="/"))
+        return None, see_other(ctx.path("/login") + "?next=" + quote(ctx.path("/account"), safe="/"))
     redirect = await policy_redirect(ctx, request, user, session)
     if redirect is not None:
         return None, redirect
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return Me(user, session, lang, i18n.translator(lang)), None
+    return Me(user, session, *language(request)), None
 
 
 def _when(ts: int | None) -> str:
@@ -141,7 +136,7 @@ def _account_post(field: str | None = None) -> Callable[[Step], Callable[[Reques
 
 
 def _back(ctx: Context, done: str) -> Response:
-    return _see_other(ctx.path("/account") + f"?done={done}")
+    return see_other(ctx.path("/account") + f"?done={done}")
 
 
 @_account_post("session")
