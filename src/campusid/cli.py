@@ -324,7 +324,7 @@ def directory_check(
         )
     if outcome == "refused":
         fail(f"the directory refused the password of {person.dn}", 1, as_json)
-    data = {"username": person.username, "dn": person.dn, "role": person.role, "claims": person.claims}
+    data = {"username": person.user.username, "dn": person.dn, "role": person.user.role, "claims": person.claims}
 
     def human(data: dict) -> None:
         out.print(f"[bold]{data['username']}[/] is {data['dn']} (role {data['role']})", highlight=False)

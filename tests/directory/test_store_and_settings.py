@@ -8,15 +8,18 @@ import dataclasses
 
 import pytest
 
-from campusid.idp.directory import Person, stable_id
+from campusid.idp.directory import stable_id
 from campusid.idp.settings import SettingsError, load_settings
 from campusid.idp.store import open_store
+from campusid.idp.store.directory import DIRECTORY, NO_LOCAL_PASSWORD, directory_user_id
 from campusid.idp.store.errors import Conflict
+from campusid.idp.store.rows import User
 from tests.directory.conftest import ldap_env
 
-PERSON = Person(
-    dn="uid=kai,ou=people,dc=example,dc=edu",
-    external_id="0b8a7c9e-1111-4222-8333-944455556666",
+EXTERNAL_ID = "0b8a7c9e-1111-4222-8333-944455556666"
+# A directory person's local user, as the directory maps an entry (directory.Person.user)
+KAI = User(
+    id=directory_user_id(EXTERNAL_ID),
     username="kai",
     name="Kai",
     given_name=None,
@@ -24,6 +27,10 @@ PERSON = Person(
     email="kai@example.edu",
     student_number="S9",
     role="student",
+    password_hash=NO_LOCAL_PASSWORD,
+    created_at=1,
+    source=DIRECTORY,
+    external_id=EXTERNAL_ID,
 )
 
 
@@ -37,19 +44,26 @@ def store(idp_env, tmp_path):
 def test_first_sign_ins_racing_make_one_copy_and_later_ones_refresh_it(store):
     async def main():
         async with store:
-            users = await asyncio.gather(*(store.refresh_directory_user(PERSON.as_user(1)) for _ in range(8)))
+            users = await asyncio.gather(*(store.refresh_directory_user(KAI) for _ in range(8)))
             assert len({u.id for u in users}) == 1
-            renamed = dataclasses.replace(PERSON, username="kai2", role="admin", email=None)
-            after = await store.refresh_directory_user(renamed.as_user(2))
+            renamed = dataclasses.replace(KAI, username="kai2", role="admin", email=None, created_at=2)
+            after = await store.refresh_directory_user(renamed)
             assert (after.id, after.username, after.role, after.email) == (users[0].id, "kai2", "admin", None)
             assert after.created_at == 1  # created once, refreshed since
             copies = await store.directory_users()
-            assert [(c[1], c[2]) for c in copies] == [("kai2", PERSON.external_id)]
+            assert [(c[1], c[2]) for c in copies] == [("kai2", EXTERNAL_ID)]
             # another person whose uid is now taken here: refused, nothing overwritten
-            other = dataclasses.replace(PERSON, external_id="other-uuid", username="kai2", student_number=None)
+            other = dataclasses.replace(
+                KAI,
+                id=directory_user_id("other-uuid"),
+                external_id="other-uuid",
+                username="kai2",
+                student_number=None,
+                created_at=3,
+            )
             with pytest.raises(Conflict):
-                await store.refresh_directory_user(other.as_user(3))
-            assert (await store.user_by_username("kai2")).external_id == PERSON.external_id
+                await store.refresh_directory_user(other)
+            assert (await store.user_by_username("kai2")).external_id == EXTERNAL_ID
 
     asyncio.run(main())
 

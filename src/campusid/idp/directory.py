@@ -27,6 +27,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -60,43 +61,23 @@ class DirectoryMissing(RuntimeError):
 
 @dataclass(frozen=True)
 class Person:
-    """A directory entry, mapped: what the local copy and the ID token's claims are made from."""
+    """A directory entry, mapped: where it is (`dn`) and the local user it is kept as, whose
+    claims and role come from the entry (its id from the entry's stable id, never the username).
+    The user's created_at is when the entry was read; the store keeps the first one."""
 
     dn: str
-    external_id: str
-    username: str
-    name: str
-    given_name: str | None
-    family_name: str | None
-    email: str | None
-    student_number: str | None
-    role: str
+    user: User
 
     @property
     def claims(self) -> dict[str, str | None]:
+        user = self.user
         return {
-            "name": self.name,
-            "given_name": self.given_name,
-            "family_name": self.family_name,
-            "email": self.email,
-            "student_number": self.student_number,
+            "name": user.name,
+            "given_name": user.given_name,
+            "family_name": user.family_name,
+            "email": user.email,
+            "student_number": user.student_number,
         }
-
-    def as_user(self, now: int) -> User:
-        return User(
-            id=directory_user_id(self.external_id),
-            username=self.username,
-            name=self.name,
-            given_name=self.given_name,
-            family_name=self.family_name,
-            email=self.email,
-            student_number=self.student_number,
-            role=self.role,
-            password_hash=NO_LOCAL_PASSWORD,
-            created_at=now,
-            source=DIRECTORY,
-            external_id=self.external_id,
-        )
 
 
 def usable_password(password: str) -> bool:
@@ -363,9 +344,9 @@ class Directory:
             return None
         if len(name) > 64:
             return None
-        return Person(
-            dn=dn,
-            external_id=stable_id(s.attr_id, raw_id)[:255],
+        external_id = stable_id(s.attr_id, raw_id)[:255]
+        user = User(
+            id=directory_user_id(external_id),
             username=name,
             name=_text(entry, s.attr_name, _LIMITS["name"]) or name,
             given_name=_text(entry, s.attr_given_name, _LIMITS["given_name"]),
@@ -373,7 +354,12 @@ class Directory:
             email=_text(entry, s.attr_email, _LIMITS["email"]),
             student_number=_text(entry, s.attr_student_number, _LIMITS["student_number"]),
             role=self._role(dn, entry),
+            password_hash=NO_LOCAL_PASSWORD,
+            created_at=int(time.time()),
+            source=DIRECTORY,
+            external_id=external_id,
         )
+        return Person(dn, user)
 
     def _role(self, dn: str, entry: dict) -> str:
         """The first of CAMPUSID_LDAP_ROLE_GROUPS the entry belongs to, else student: from the

@@ -24,8 +24,8 @@ from .device import (
     PollState,
     ShowCode,
     Wait,
-    device_authorization_request,
-    device_token_request,
+    device_authorization_form,
+    device_token_form,
     parse_device_authorization_response,
 )
 from .discovery import ProviderMetadata, discovery_url, parse_metadata
@@ -54,11 +54,12 @@ from .logout import LOGOUT_TOKEN_TYPES, SeenTokens, check_logout_token_claims, j
 from .tokens import (
     TokenSet,
     check_revocation_response,
-    code_exchange_request,
+    client_request,
+    code_exchange_form,
     parse_token_response,
     parse_userinfo_response,
-    refresh_request,
-    revocation_request,
+    refresh_form,
+    revocation_form,
     token_endpoint_error,
     userinfo_request,
     with_claims,
@@ -152,15 +153,8 @@ class ClientCore:
         """RFC 6749 section 4.1.3 + RFC 7636 section 4.5. Sent once: a code is single use (RFC 6749 4.1.2),
         so a failure raises and the caller starts a new login."""
         metadata = yield from self.discover()
-        request = code_exchange_request(
-            metadata.token_endpoint,
-            client_id=self.client_id,
-            client_secret=self.client_secret,
-            code=code,
-            redirect_uri=req.redirect_uri,
-            code_verifier=req.code_verifier,
-        )
-        response = yield from self._token_call(request)
+        form = code_exchange_form(code, req.redirect_uri, req.code_verifier)
+        response = yield from self._token_call(metadata.token_endpoint, form)
         tokens = parse_token_response(
             response,
             requested_scope=req.scope,
@@ -172,9 +166,14 @@ class ClientCore:
         claims = yield from self.validate_id_token(tokens.id_token, nonce=req.nonce)
         return with_claims(tokens, claims)
 
-    def _token_call(self, request: httpx.Request) -> Flow[httpx.Response]:
+    def _client_request(self, endpoint: str, form: dict[str, str]) -> httpx.Request:
+        """The form POST to `endpoint`, authenticated as this client (RFC 6749 section 2.3.1)."""
+        return client_request(endpoint, self.client_id, self.client_secret, form)
+
+    def _token_call(self, endpoint: str, form: dict[str, str]) -> Flow[httpx.Response]:
+        """The form POST to `endpoint` as this client, sent once; a transport failure is a TokenEndpointError."""
         try:
-            return (yield request)
+            return (yield self._client_request(endpoint, form))
         except httpx.HTTPError as exc:
             raise TokenEndpointError("network_error", type(exc).__name__, None) from None
 
@@ -282,14 +281,7 @@ class ClientCore:
     def refresh(self, refresh_token: str, scope: str | None) -> Flow[TokenSet]:
         """RFC 6749 section 6; a returned ID token is validated (OpenID Connect Core 1.0 section 12.2)."""
         metadata = yield from self.discover()
-        request = refresh_request(
-            metadata.token_endpoint,
-            client_id=self.client_id,
-            client_secret=self.client_secret,
-            refresh_token=refresh_token,
-            scope=scope,
-        )
-        response = yield from self._token_call(request)
+        response = yield from self._token_call(metadata.token_endpoint, refresh_form(refresh_token, scope))
         tokens = parse_token_response(
             response, requested_scope=scope, sent_secrets=(refresh_token, self.client_secret or "")
         )
@@ -317,14 +309,7 @@ class ClientCore:
         metadata = yield from self.discover()
         if metadata.revocation_endpoint is None:
             raise OIDCError("the provider has no revocation_endpoint")
-        request = revocation_request(
-            metadata.revocation_endpoint,
-            client_id=self.client_id,
-            client_secret=self.client_secret,
-            token=token,
-            token_type_hint=token_type_hint,
-        )
-        response = yield from self._token_call(request)
+        response = yield from self._token_call(metadata.revocation_endpoint, revocation_form(token, token_type_hint))
         check_revocation_response(response, token)
 
     # --- device authorization grant (RFC 8628) ------------------------------------------------
@@ -337,13 +322,8 @@ class ClientCore:
         metadata = yield from self.discover()
         if metadata.device_authorization_endpoint is None:
             raise DiscoveryError("the provider has no device_authorization_endpoint (RFC 8628 section 4)")
-        request = device_authorization_request(
-            metadata.device_authorization_endpoint,
-            client_id=self.client_id,
-            client_secret=self.client_secret,
-            scope=scope,
-        )
-        response = yield from self._token_call(request)
+        form = device_authorization_form(scope)
+        response = yield from self._token_call(metadata.device_authorization_endpoint, form)
         authorization = parse_device_authorization_response(
             response, now=self._now(), sent_secrets=(self.client_secret or "",)
         )
@@ -365,12 +345,7 @@ class ClientCore:
                     yield Wait(left)  # nothing to gain from polling a code that has expired
                 raise DeviceCodeExpiredError("expired_token", "nobody approved the sign-in before the code expired")
             yield Wait(wait)
-            request = device_token_request(
-                metadata.token_endpoint,
-                client_id=self.client_id,
-                client_secret=self.client_secret,
-                device_code=authorization.device_code,
-            )
+            request = self._client_request(metadata.token_endpoint, device_token_form(authorization.device_code))
             try:
                 response = yield request
             except httpx.HTTPError as exc:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .errors import TokenEndpointError
-from .tokens import _post_form, token_endpoint_error
+from .tokens import token_endpoint_error
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
 DEFAULT_INTERVAL = 5  # RFC 8628 3.2: "If no value is provided, clients MUST use 5 as the default."
@@ -62,18 +62,14 @@ class ShowCode:
     authorization: DeviceAuthorization
 
 
-def device_authorization_request(
-    endpoint: str, *, client_id: str, client_secret: str | None, scope: str
-) -> httpx.Request:
+def device_authorization_form(scope: str) -> dict[str, str]:
     """RFC 8628 3.1; the client authenticates as at the token endpoint (Basic, or client_id)."""
-    return _post_form(endpoint, client_id, client_secret, {"scope": scope})
+    return {"scope": scope}
 
 
-def device_token_request(
-    token_endpoint: str, *, client_id: str, client_secret: str | None, device_code: str
-) -> httpx.Request:
+def device_token_form(device_code: str) -> dict[str, str]:
     """RFC 8628 3.4."""
-    return _post_form(token_endpoint, client_id, client_secret, {"grant_type": GRANT_TYPE, "device_code": device_code})
+    return {"grant_type": GRANT_TYPE, "device_code": device_code}
 
 
 def _url(doc: dict[str, Any], name: str, required: bool) -> str | None:

@@ -75,53 +75,37 @@ def _client_auth(client_id: str, client_secret: str | None, body: dict[str, str]
     return headers
 
 
-def _post_form(url: str, client_id: str, client_secret: str | None, body: dict[str, str]) -> httpx.Request:
-    headers = _client_auth(client_id, client_secret, body)
-    return httpx.Request("POST", url, data=body, headers=headers)
+def client_request(url: str, client_id: str, client_secret: str | None, form: dict[str, str]) -> httpx.Request:
+    """A form POST to an endpoint where the client authenticates: the token endpoint, the
+    revocation endpoint (RFC 7009 section 2.1) and the device authorization endpoint (RFC 8628 3.1)."""
+    headers = _client_auth(client_id, client_secret, form)
+    return httpx.Request("POST", url, data=form, headers=headers)
 
 
-def code_exchange_request(
-    token_endpoint: str,
-    *,
-    client_id: str,
-    client_secret: str | None,
-    code: str,
-    redirect_uri: str,
-    code_verifier: str,
-) -> httpx.Request:
+def code_exchange_form(code: str, redirect_uri: str, code_verifier: str) -> dict[str, str]:
     """RFC 6749 section 4.1.3 with RFC 7636 section 4.5 (``code_verifier`` in the body only)."""
-    body = {
+    return {
         "grant_type": "authorization_code",
         "code": code,
         "redirect_uri": redirect_uri,
         "code_verifier": code_verifier,
     }
-    return _post_form(token_endpoint, client_id, client_secret, body)
 
 
-def refresh_request(
-    token_endpoint: str, *, client_id: str, client_secret: str | None, refresh_token: str, scope: str | None
-) -> httpx.Request:
+def refresh_form(refresh_token: str, scope: str | None) -> dict[str, str]:
     """RFC 6749 section 6."""
-    body = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
     if scope is not None:
-        body["scope"] = scope
-    return _post_form(token_endpoint, client_id, client_secret, body)
+        form["scope"] = scope
+    return form
 
 
-def revocation_request(
-    revocation_endpoint: str,
-    *,
-    client_id: str,
-    client_secret: str | None,
-    token: str,
-    token_type_hint: str | None,
-) -> httpx.Request:
+def revocation_form(token: str, token_type_hint: str | None) -> dict[str, str]:
     """RFC 7009 section 2.1."""
-    body = {"token": token}
+    form = {"token": token}
     if token_type_hint is not None:
-        body["token_type_hint"] = token_type_hint
-    return _post_form(revocation_endpoint, client_id, client_secret, body)
+        form["token_type_hint"] = token_type_hint
+    return form
 
 
 def userinfo_request(userinfo_endpoint: str, access_token: str) -> httpx.Request:

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import time
 
+from campusid.idp.apps import rules
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
-from campusid.idp.apps.rules import (
-    Picked,
-    _check_backchannel_uri,
-    _check_feedback,
-    _check_grant_types,
-    _check_justifications,
-    _check_post_logout_uris,
-)
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store.rows import ClientConfig, ClientEvent
@@ -24,7 +17,7 @@ def _now() -> int:
 
 
 class RevisionsMixin:
-    """Methods of AppService that handle revisions; they rely on its get/show/_check_config/_for_review."""
+    """Methods of AppService that handle revisions; they rely on its get/show/_for_review."""
 
     async def propose_revision(
         self,
@@ -51,21 +44,19 @@ class RevisionsMixin:
         if app.revision_state == UNDER_REVIEW:
             raise InvalidTransition("a revision of this application is already under review")
         new_uris = list(dict.fromkeys(redirect_uris))
-        new_scopes = scope_rules.parse(" ".join(scopes))
-        if "openid" not in new_scopes:
-            new_scopes.insert(0, "openid")
-        self._check_config(app.type, name, new_uris, new_scopes, sector_identifier_uri)
+        new_scopes = rules.requested_scopes(scopes)
+        rules.check_config(app.type, name, new_uris, new_scopes, sector_identifier_uri)
         now = _now()
         revision = {
             "name": name.strip(),
             "description": description or "",
             "redirect_uris": new_uris,
             "scopes": new_scopes,
-            "justifications": _check_justifications(new_scopes, justifications),
+            "justifications": rules.check_justifications(new_scopes, justifications),
             "sector_identifier_uri": sector_identifier_uri,
-            "grant_types": _check_grant_types(grant_types),
-            "post_logout_redirect_uris": _check_post_logout_uris(app.type, post_logout_redirect_uris),
-            "backchannel_logout_uri": _check_backchannel_uri(backchannel_logout_uri),
+            "grant_types": rules.check_grant_types(grant_types),
+            "post_logout_redirect_uris": rules.check_post_logout_uris(app.type, post_logout_redirect_uris),
+            "backchannel_logout_uri": rules.check_backchannel_uri(backchannel_logout_uri),
             "submitted_at": now,
             "submitted_by": actor,
         }
@@ -73,7 +64,7 @@ class RevisionsMixin:
         return await self.show(client_id)
 
     async def approve_revision(
-        self, client_id: str, by: str, grant_scopes: Picked = None, grant_types: Picked = None
+        self, client_id: str, by: str, grant_scopes: rules.Picked = None, grant_types: rules.Picked = None
     ) -> dict:
         """Replace the active configuration with the revision (sensitive scopes as granted; the
         extra grant types in `grant_types`, or, without it, those the app has now)."""
@@ -95,7 +86,9 @@ class RevisionsMixin:
             post_logout_redirect_uris=list(revision.get("post_logout_redirect_uris") or ()),
             backchannel_logout_uri=revision.get("backchannel_logout_uri"),
         )
-        granted_types = _check_grant_types(grant_types) if grant_types is not None else list(app.granted_grant_types)
+        granted_types = (
+            rules.check_grant_types(grant_types) if grant_types is not None else list(app.granted_grant_types)
+        )
         event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())
         if not await self._store.apply_revision(UNDER_REVIEW, config, granted, event, granted_types):
             raise InvalidTransition("the application changed while you were working; reload and try again")
@@ -105,7 +98,7 @@ class RevisionsMixin:
         app = await self._for_review(client_id, by)
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
-        feedback = _check_feedback(feedback)
+        feedback = rules.check_feedback(feedback)
         await self._revision_step(app, (UNDER_REVIEW,), app.revision, REJECTED, "revision_reject", by, feedback)
         return await self.show(client_id)
 

@@ -9,17 +9,10 @@ import re
 import secrets
 import time
 
+from campusid.idp.apps import rules
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
 from campusid.idp.apps.revisions import RevisionsMixin
-from campusid.idp.apps.rules import (
-    Picked,
-    _check_backchannel_uri,
-    _check_feedback,
-    _check_grant_types,
-    _check_justifications,
-    _check_post_logout_uris,
-)
 from campusid.idp.apps.states import (
     ACTIVE,
     APPROVED,
@@ -33,8 +26,6 @@ from campusid.idp.apps.states import (
 )
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.protocol import scopes as scope_rules
-from campusid.idp.protocol.pairwise import web_hosts
-from campusid.idp.protocol.redirect_uri import registration_problem
 from campusid.idp.store import Conflict, Store
 from campusid.idp.store.rows import Client, ClientConfig, ClientEvent, User
 
@@ -112,32 +103,6 @@ class AppService(RevisionsMixin, QueriesMixin):
             raise ValidationFailed(f"{what} {username!r} is not a known user")
         return user
 
-    @staticmethod
-    def _check_config(
-        app_type: str, name: str, redirect_uris: list[str], requested: list[str], sector_identifier_uri: str | None
-    ) -> None:
-        if app_type not in TYPES:
-            raise ValidationFailed("type must be web or native")
-        if not name or not name.strip() or len(name) > 200:
-            raise ValidationFailed("name must be 1 to 200 characters")
-        if not redirect_uris:
-            raise ValidationFailed("at least one redirect URI is required")
-        if len(redirect_uris) > 20:
-            raise ValidationFailed("at most 20 redirect URIs")
-        for uri in redirect_uris:
-            problem = registration_problem(uri, app_type)
-            if problem:
-                raise ValidationFailed(f"redirect URI {uri!r} {problem}")
-        bad = scope_rules.unknown(requested)
-        if bad:
-            raise ValidationFailed(f"unknown scope(s): {', '.join(bad)}; known: {', '.join(scope_rules.ALL)}")
-        if sector_identifier_uri is not None and (
-            not sector_identifier_uri.startswith("https://") or registration_problem(sector_identifier_uri, "web")
-        ):
-            raise ValidationFailed("sector_identifier_uri must be an https URL (OIDC Core 8.1)")
-        if app_type == "web" and sector_identifier_uri is None and len(web_hosts(redirect_uris)) > 1:
-            raise ValidationFailed("redirect URIs span several hosts: register a sector_identifier_uri (OIDC Core 8.1)")
-
     # -- transitions ----------------------------------------------------------------------
     async def create(
         self,
@@ -160,15 +125,13 @@ class AppService(RevisionsMixin, QueriesMixin):
         `justifications` ({sensitive scope: why}) is required for every requested sensitive scope
         when given (the portal and the API always give it; the operator's CLI may omit it).
         `grant_types` asks the review for grant types beyond the code flow (`device_code`)."""
-        requested = scope_rules.parse(" ".join(scopes or ["openid"]))
-        if "openid" not in requested:
-            requested.insert(0, "openid")
+        requested = rules.requested_scopes(scopes or ())
         redirect_uris = list(dict.fromkeys(redirect_uris))
-        self._check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
-        reasons = _check_justifications(requested, justifications) if justifications is not None else {}
-        asked_grant_types = _check_grant_types(grant_types)
-        post_logout = _check_post_logout_uris(app_type, post_logout_redirect_uris)
-        backchannel = _check_backchannel_uri(backchannel_logout_uri)
+        rules.check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
+        reasons = rules.check_justifications(requested, justifications) if justifications is not None else {}
+        asked_grant_types = rules.check_grant_types(grant_types)
+        post_logout = rules.check_post_logout_uris(app_type, post_logout_redirect_uris)
+        backchannel = rules.check_backchannel_uri(backchannel_logout_uri)
         owner_row = await self._user(owner, "owner")
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
@@ -270,28 +233,28 @@ class AppService(RevisionsMixin, QueriesMixin):
             raise InvalidTransition(f"cannot edit an application that is {app.state} (only draft or rejected)")
         new_name = name if name is not None else app.name
         new_uris = list(dict.fromkeys(redirect_uris)) if redirect_uris is not None else list(app.redirect_uris)
-        new_scopes = scope_rules.parse(" ".join(scopes)) if scopes is not None else list(app.scopes)
-        if "openid" not in new_scopes:
-            new_scopes.insert(0, "openid")
+        new_scopes = rules.requested_scopes(scopes) if scopes is not None else list(app.scopes)
         sector = sector_identifier_uri if sector_identifier_uri is not None else app.sector_identifier_uri
-        self._check_config(app.type, new_name, new_uris, new_scopes, sector)
+        rules.check_config(app.type, new_name, new_uris, new_scopes, sector)
         config = ClientConfig(
             name=new_name.strip(),
             description=description if description is not None else app.description,
             redirect_uris=new_uris,
             scopes=new_scopes,
             justifications=(
-                _check_justifications(new_scopes, justifications) if justifications is not None else app.justifications
+                rules.check_justifications(new_scopes, justifications)
+                if justifications is not None
+                else app.justifications
             ),
             sector_identifier_uri=sector,
-            grant_types=_check_grant_types(grant_types) if grant_types is not None else app.grant_types,
+            grant_types=rules.check_grant_types(grant_types) if grant_types is not None else app.grant_types,
             post_logout_redirect_uris=(
-                _check_post_logout_uris(app.type, post_logout_redirect_uris)
+                rules.check_post_logout_uris(app.type, post_logout_redirect_uris)
                 if post_logout_redirect_uris is not None
                 else app.post_logout_redirect_uris
             ),
             backchannel_logout_uri=(
-                _check_backchannel_uri(backchannel_logout_uri)
+                rules.check_backchannel_uri(backchannel_logout_uri)
                 if backchannel_logout_uri is not None
                 else app.backchannel_logout_uri
             ),
@@ -315,8 +278,8 @@ class AppService(RevisionsMixin, QueriesMixin):
         self,
         client_id: str,
         by: str,
-        grant_scopes: Picked = None,
-        grant_types: Picked = None,
+        grant_scopes: rules.Picked = None,
+        grant_types: rules.Picked = None,
         require_mfa: bool = False,
     ) -> dict:
         """Approve an app under review: the sensitive scopes in `grant_scopes` (default: every one
@@ -334,13 +297,13 @@ class AppService(RevisionsMixin, QueriesMixin):
             by,
             feedback=None,
             granted_scopes=granted,
-            granted_grant_types=_check_grant_types(grant_types),
+            granted_grant_types=rules.check_grant_types(grant_types),
             require_mfa=bool(require_mfa),
         )
 
     async def reject(self, client_id: str, by: str, feedback: str) -> dict:
         await self._for_review(client_id, by)
-        feedback = _check_feedback(feedback)
+        feedback = rules.check_feedback(feedback)
         return await self._transition(client_id, (UNDER_REVIEW,), REJECTED, "reject", by, feedback=feedback)
 
     async def activate(self, client_id: str, actor: str | None = None) -> dict:

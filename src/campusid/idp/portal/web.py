@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from campusid.idp import i18n
 from campusid.idp.apps import AppError
@@ -16,7 +16,7 @@ from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.store.rows import User
 from campusid.idp.web.account import policy_redirect
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import detour, page, read_form
+from campusid.idp.web.http import detour, language, page, read_form, see_other
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 DEVELOPER_ROLES = ("developer", "admin")
@@ -42,17 +42,8 @@ class Viewer:
         return self.user.role == "admin"
 
 
-def language(request: Request) -> tuple[str, Callable[[str], str]]:
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return lang, i18n.translator(lang)
-
-
 def when(ts: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)) if ts else "—"
-
-
-def see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
 async def guard(

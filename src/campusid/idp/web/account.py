@@ -8,13 +8,15 @@ a POST answered with 303 back to the page. Signed out, the page leads to the log
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from campusid.idp import events, i18n
+from campusid.idp import events
 from campusid.idp.protocol.authn import ACR_MFA
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.protocol.passkeys import offered
@@ -22,7 +24,7 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import PASSKEY, TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, page, read_form
+from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, language, page, read_form, see_other
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "account"
@@ -38,8 +40,8 @@ class Me:
     t: object
 
 
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+# An account POST's own work: (ctx, request, me, the form or the id it names) -> the answer.
+Step = Callable[[Context, Request, Me, Any], Awaitable[Response]]
 
 
 async def policy_redirect(ctx: Context, request: Request, user: User, session: CurrentSession) -> Response | None:
@@ -50,20 +52,19 @@ async def policy_redirect(ctx: Context, request: Request, user: User, session: C
         return None
     home = ctx.path("/")
     if not await ctx.factors.has_factor(user.id):
-        return _see_other(detour(ctx.path("/account/security/totp"), request, home))
-    return _see_other(detour(ctx.path("/login"), request, home))
+        return see_other(detour(ctx.path("/account/security/totp"), request, home))
+    return see_other(detour(ctx.path("/login"), request, home))
 
 
 async def _me(ctx: Context, request: Request) -> tuple[Me | None, Response | None]:
     session = await current_session(ctx, request)
     user = await ctx.store.user(session.user_id) if session is not None else None
     if session is None or user is None:
-        return None, _see_other(ctx.path("/login") + "?next=" + quote(ctx.path("/account"), safe="/"))
+        return None, see_other(ctx.path("/login") + "?next=" + quote(ctx.path("/account"), safe="/"))
     redirect = await policy_redirect(ctx, request, user, session)
     if redirect is not None:
         return None, redirect
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return Me(user, session, lang, i18n.translator(lang)), None
+    return Me(user, session, *language(request)), None
 
 
 def _when(ts: int | None) -> str:
@@ -103,65 +104,62 @@ async def account_get(request: Request) -> Response:
     )
 
 
-async def _posted(ctx: Context, request: Request) -> tuple[Me | None, dict | None, Response | None]:
-    me, redirect = await _me(ctx, request)
-    if redirect is not None:
-        return None, None, redirect
-    try:
-        form = await read_form(request)
-    except OAuthError as exc:
-        return None, None, error_page(ctx, exc.description or me.t("err.400"), title=me.t("account.title"))
-    if not csrf_ok(ctx, PURPOSE, me.session.raw_id, form.get("csrf_token")):
-        return None, None, error_page(ctx, me.t("err.csrf"), status=403, title=me.t("account.title"))
-    return me, form, None
+def _account_post(field: str | None = None) -> Callable[[Step], Callable[[Request], Awaitable[Response]]]:
+    """A POST of the account page: signed in (else to the login), the form read and its CSRF token
+    checked (else the error page), then `step(ctx, request, me, form)`. With `field`, the POST names
+    one thing of the account's (a session, an app, a factor) by an id of at most 64 characters in
+    that field, and `step` gets that id instead of the form; a missing or oversized id is the 400 page."""
 
+    def wrap(step: Step) -> Callable[[Request], Awaitable[Response]]:
+        async def handler(request: Request) -> Response:
+            ctx: Context = request.app.state.ctx
+            me, redirect = await _me(ctx, request)
+            if redirect is not None:
+                return redirect
+            try:
+                form = await read_form(request)
+            except OAuthError as exc:
+                return error_page(ctx, exc.description or me.t("err.400"), title=me.t("account.title"))
+            if not csrf_ok(ctx, PURPOSE, me.session.raw_id, form.get("csrf_token")):
+                return error_page(ctx, me.t("err.csrf"), status=403, title=me.t("account.title"))
+            if field is None:
+                return await step(ctx, request, me, form)
+            value = form.get(field, "")
+            if not value or len(value) > 64:
+                return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+            return await step(ctx, request, me, value)
 
-async def _posted_id(ctx: Context, request: Request, field: str) -> tuple[Me | None, str, Response | None]:
-    """A checked POST that names one thing of the account's (a session, an app, a factor) by an
-    id of at most 64 characters in `field`; a missing or oversized id is the 400 page."""
-    me, form, failure = await _posted(ctx, request)
-    if failure is not None:
-        return None, "", failure
-    value = form.get(field, "")
-    if not value or len(value) > 64:
-        return None, "", error_page(ctx, me.t("err.400"), title=me.t("account.title"))
-    return me, value, None
+        handler.__name__ = step.__name__
+        return handler
+
+    return wrap
 
 
 def _back(ctx: Context, done: str) -> Response:
-    return _see_other(ctx.path("/account") + f"?done={done}")
+    return see_other(ctx.path("/account") + f"?done={done}")
 
 
-async def end_session_post(request: Request) -> Response:
+@_account_post("session")
+async def end_session_post(ctx: Context, request: Request, me: Me, sid: str) -> Response:
     """Sign out one other session of this account (by its sid), with the grants issued in it."""
-    ctx: Context = request.app.state.ctx
-    me, sid, failure = await _posted_id(ctx, request, "session")
-    if failure is not None:
-        return failure
     await ctx.store.end_session_by_sid(sid, me.user.id, int(time.time()))
     if ctx.backchannel is not None:  # the apps of the ended sessions are told now
         ctx.backchannel.wake()
     return _back(ctx, "session")
 
 
-async def signout_others_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
-    if failure is not None:
-        return failure
+@_account_post()
+async def signout_others_post(ctx: Context, request: Request, me: Me, form: dict) -> Response:
     await ctx.store.end_other_sessions(me.user.id, me.session.session.id_hash, int(time.time()))
     if ctx.backchannel is not None:  # the apps of the ended sessions are told now
         ctx.backchannel.wake()
     return _back(ctx, "others")
 
 
-async def revoke_app_post(request: Request) -> Response:
+@_account_post("client_id")
+async def revoke_app_post(ctx: Context, request: Request, me: Me, client_id: str) -> Response:
     """Remove a connected app: its consent is forgotten (the next authorization asks again) and
     every grant it holds for this user is revoked (RFC 7009 2.1: its refresh and access tokens)."""
-    ctx: Context = request.app.state.ctx
-    me, client_id, failure = await _posted_id(ctx, request, "client_id")
-    if failure is not None:
-        return failure
     revoked = await ctx.store.remove_connected_app(me.user.id, client_id, int(time.time()))
     await ctx.events.record(
         events.CONSENT_REVOKED,
@@ -173,11 +171,8 @@ async def revoke_app_post(request: Request) -> Response:
     return _back(ctx, "app")
 
 
-async def remove_factor_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    me, factor_id, failure = await _posted_id(ctx, request, "factor")
-    if failure is not None:
-        return failure
+@_account_post("factor")
+async def remove_factor_post(ctx: Context, request: Request, me: Me, factor_id: str) -> Response:
     kind = await ctx.factors.remove(me.user.id, factor_id)
     if kind is not None:
         await ctx.events.record(
@@ -189,11 +184,8 @@ async def remove_factor_post(request: Request) -> Response:
     return _back(ctx, "factor")
 
 
-async def recovery_codes_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
-    if failure is not None:
-        return failure
+@_account_post()
+async def recovery_codes_post(ctx: Context, request: Request, me: Me, form: dict) -> Response:
     if not await ctx.factors.has_factor(me.user.id):
         return _back(ctx, "factor")
     codes = await ctx.factors.new_recovery_codes(me.user.id)
@@ -209,11 +201,8 @@ async def recovery_codes_post(request: Request) -> Response:
     )
 
 
-async def password_post(request: Request) -> Response:
-    ctx: Context = request.app.state.ctx
-    me, form, failure = await _posted(ctx, request)
-    if failure is not None:
-        return failure
+@_account_post()
+async def password_post(ctx: Context, request: Request, me: Me, form: dict) -> Response:
     current, new = form.get("current_password", ""), form.get("new_password", "")
     if not me.user.password_hash:
         return error_page(ctx, me.t("err.400"), title=me.t("account.title"))

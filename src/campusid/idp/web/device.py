@@ -18,7 +18,7 @@ import re
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from campusid.idp import i18n
 from campusid.idp.apps.states import ACTIVE
@@ -30,7 +30,7 @@ from campusid.idp.store.devices import APPROVED, DENIED
 from campusid.idp.store.rows import Client, DeviceCode, SignIn
 from campusid.idp.web import cookies
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import page, query_params, read_form
+from campusid.idp.web.http import language, page, query_params, read_form, see_other
 from campusid.idp.web.sessions import (
     Pending,
     begin_interaction,
@@ -52,11 +52,6 @@ ENTRY_COOKIE = "campusid_device"  # binds the entry form's CSRF token to this br
 Translate = Callable[[str], str]
 
 
-def _language(request: Request) -> tuple[str, Translate]:
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return lang, i18n.translator(lang)
-
-
 def _fill(text: str, **values: str) -> list[tuple[str, bool]]:
     """`text` (ours) with each {name} replaced by a value (the user's or app's), as pieces the
     template prints escaped, the values in bold: [(piece, is_value), …]."""
@@ -70,10 +65,6 @@ def _fill(text: str, **values: str) -> list[tuple[str, bool]]:
     return pieces
 
 
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
-
-
 # -- the code entry form ----------------------------------------------------------------------
 def _entry_page(
     ctx: Context,
@@ -84,7 +75,7 @@ def _entry_page(
     user_code: str = "",
     headers: dict | None = None,
 ) -> Response:
-    lang, t = _language(request)
+    lang, t = language(request)
     name = cookie_name(ctx, ENTRY_COOKIE)
     raw = request.cookies.get(name)
     fresh = not raw or len(raw) > 128
@@ -121,14 +112,14 @@ async def device_get(request: Request) -> Response:
     try:
         typed = query_params(request).get("user_code")
     except OAuthError as exc:
-        _, t = _language(request)
+        _, t = language(request)
         return _entry_page(ctx, request, status=400, error=f"{t('device.err.form')} {exc.description}")
     return _entry_page(ctx, request, user_code=_prefill(typed))
 
 
 def _limited(ctx: Context, request: Request, refusal: Refusal) -> Response:
     """429 over the per-IP limit, 503 when its counters cannot be reached; when to retry."""
-    _, t = _language(request)
+    _, t = language(request)
     headers = {"Retry-After": str(refusal.retry_after)}
     if refusal.status != 429:
         return _entry_page(ctx, request, status=refusal.status, error=refusal.message, headers=headers)
@@ -143,14 +134,14 @@ async def _wrong_code(ctx: Context, request: Request, key: str, typed: str) -> R
         blocked = await limiter.wrong_user_code(request)
         if blocked is not None:
             return _limited(ctx, request, blocked)
-    _, t = _language(request)
+    _, t = language(request)
     shown = typed if len(typed) <= device.MAX_TYPED and typed.isprintable() else ""
     return _entry_page(ctx, request, status=400, error=t(key), user_code=shown)
 
 
 async def device_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    _, t = _language(request)
+    _, t = language(request)
     try:
         form = await read_form(request)
     except OAuthError as exc:
@@ -176,7 +167,7 @@ async def device_post(request: Request) -> Response:
     params = {"device_id": code.id, "client_id": client.client_id, "client_name": client.name}
     session = await current_session(ctx, request)
     # Signed in: straight on to the consent page; otherwise the login form, whose success leads there.
-    response = _see_other(ctx.path("/device/consent" if session is not None else "/login"))
+    response = see_other(ctx.path("/device/consent" if session is not None else "/login"))
     await begin_interaction(ctx, response, new_interaction(ctx, KIND, params))
     return response
 
@@ -184,7 +175,7 @@ async def device_post(request: Request) -> Response:
 async def complete_device_login(ctx: Context, request: Request, interaction: Pending, sign_in: SignIn) -> Response:
     """After the password of a sign-in begun on /device: the interaction ends, the session starts
     and the consent step (a new interaction id, as for the code flow) is written in one go."""
-    response = _see_other(ctx.path("/device/consent"))
+    response = see_other(ctx.path("/device/consent"))
     next_step = new_interaction(ctx, KIND, interaction.params, sign_in)
     session_raw, session = new_session(ctx, sign_in, request)
     finished = await ctx.store.complete_login(
@@ -199,7 +190,7 @@ async def complete_device_login(ctx: Context, request: Request, interaction: Pen
 
 # -- consent ----------------------------------------------------------------------------------
 def _message(ctx: Context, request: Request, outcome: str, status: int = 200, app: str = "") -> Response:
-    lang, t = _language(request)
+    lang, t = language(request)
     return page(
         ctx,
         "device_message.html",
@@ -222,7 +213,7 @@ async def _consent_context(ctx: Context, request: Request) -> tuple[Pending, Sig
     if subject is None:
         session = await current_session(ctx, request)
         if session is None:
-            return _see_other(ctx.path("/login"))  # the interaction waits; the login form leads back
+            return see_other(ctx.path("/login"))  # the interaction waits; the login form leads back
         subject = session.sign_in
     code = await ctx.store.pending_device_code(pending.params["device_id"], int(ctx.clock()))
     client = await ctx.store.client(pending.params["client_id"])
@@ -232,7 +223,7 @@ async def _consent_context(ctx: Context, request: Request) -> tuple[Pending, Sig
     if pending.interaction.sign_in is None and not mfa.session_satisfies(
         subject, app_requires=client.require_mfa, acr_mfa=False
     ):
-        return _see_other(ctx.path("/login"))  # this app needs a second factor: sign in again with it
+        return see_other(ctx.path("/login"))  # this app needs a second factor: sign in again with it
     return pending, subject, code, client
 
 
@@ -252,7 +243,7 @@ def _consent_step(step: Callable[..., Awaitable[Response]]) -> Callable[[Request
 async def device_consent_get(
     ctx: Context, request: Request, pending: Pending, subject: SignIn, code: DeviceCode, client: Client
 ) -> Response:
-    lang, t = _language(request)
+    lang, t = language(request)
     user = await ctx.store.user(subject.user_id)
     return page(
         ctx,
@@ -271,7 +262,7 @@ async def device_consent_get(
 async def device_consent_post(
     ctx: Context, request: Request, pending: Pending, subject: SignIn, code: DeviceCode, client: Client
 ) -> Response:
-    _, t = _language(request)
+    _, t = language(request)
     try:
         form = await read_form(request)
     except OAuthError as exc:

@@ -4,11 +4,13 @@ security headers for pages (no referrer and no framing: RFC 9700 sections 4.2 an
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from campusid.idp import i18n
 from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
 from campusid.idp.protocol.params import parse_urlencoded
 
@@ -51,6 +53,17 @@ def return_to(request: Request, home: str) -> str:
 def detour(url: str, request: Request, home: str) -> str:
     """`url` with ?next= the address to come back to (`return_to`)."""
     return url + "?next=" + quote(return_to(request, home), safe="/")
+
+
+def see_other(url: str) -> RedirectResponse:
+    """The answer to a form or a detour: 303, so the browser GETs `url` (RFC 9110 15.4.4), never cached."""
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+def language(request: Request) -> tuple[str, Callable[[str], str]]:
+    """The page language the browser's Accept-Language prefers (i18n.choose), and its translator."""
+    lang = i18n.choose(request.headers.get("accept-language"))
+    return lang, i18n.translator(lang)
 
 
 class BodyTooLarge(InvalidRequest):

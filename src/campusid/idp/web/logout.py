@@ -20,7 +20,7 @@ import hmac
 from collections.abc import Callable
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from campusid.idp import events as ev
 from campusid.idp import i18n
@@ -30,7 +30,7 @@ from campusid.idp.protocol.logout import MAX_HINT, PARAMETERS, LogoutRefused, Lo
 from campusid.idp.protocol.params import parse_urlencoded
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import is_form, page, read_body
+from campusid.idp.web.http import is_form, page, read_body, see_other
 from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session, end_session
 
 _NO_SESSION = "-"  # what the confirmation's tokens bind to when this browser has no session
@@ -51,10 +51,6 @@ def _language(request: Request, ui_locales: str | None = None) -> tuple[str, Cal
 def _continue_mac(ctx: Context, bound_to: str, uri: str) -> str:
     mac = hmac.new(ctx.csrf_key, f"logout-continue|{bound_to}|{uri}".encode(), hashlib.sha256).digest()
     return b64url(mac)
-
-
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
 
 
 def _logout_page(
@@ -155,12 +151,12 @@ async def logout(request: Request) -> Response:
 
 async def _follow(ctx: Context, request: Request, session: CurrentSession | None, req: LogoutRequest) -> Response:
     if session is not None and not req.confirmation_needed(session.session.sid):
-        response = _see_other(req.redirect_uri) if req.redirect_uri else _signed_out(ctx, request, req.ui_locales)
+        response = see_other(req.redirect_uri) if req.redirect_uri else _signed_out(ctx, request, req.ui_locales)
         await _sign_out(ctx, request, response, req.client_id)
         return response
     if session is None and req.hint_sid is not None:
         # Nothing to end in this browser, and a verified ID token names the app: back to it.
-        return _see_other(req.redirect_uri) if req.redirect_uri else _signed_out(ctx, request, req.ui_locales)
+        return see_other(req.redirect_uri) if req.redirect_uri else _signed_out(ctx, request, req.ui_locales)
     client = await ctx.store.client(req.client_id) if req.client_id else None
     return _logout_page(
         ctx,
@@ -183,7 +179,7 @@ async def _confirmed(ctx: Context, request: Request, session: CurrentSession | N
     target = form.get("continue_to") or None
     if target is not None and not equal(_continue_mac(ctx, bound, target), form.get("continue_mac") or ""):
         target = None
-    response = _see_other(target) if target else _signed_out(ctx, request)
+    response = see_other(target) if target else _signed_out(ctx, request)
     if session is not None:
         await _sign_out(ctx, request, response, None)
     return response

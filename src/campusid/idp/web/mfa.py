@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
-from campusid.idp import events, i18n
+from campusid.idp import events
 from campusid.idp.protocol import mfa
 from campusid.idp.protocol.errors import OAuthError
 from campusid.idp.protocol.passkeys import offered
@@ -24,7 +24,7 @@ from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.factors import TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, page, query_params, read_form
+from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, language, page, query_params, read_form, see_other
 from campusid.idp.web.pages import MFA_KIND, _local_next, continue_sign_in, unwrap_second_factor
 from campusid.idp.web.sessions import (
     CurrentSession,
@@ -42,15 +42,6 @@ TOTP_PURPOSE = "totp-enrol"
 EXPIRED = "This sign-in page has expired. Go back to the application and start again."
 
 
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
-
-
-def _lang(request: Request):
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return lang, i18n.translator(lang)
-
-
 async def _second_factor_step(ctx: Context, request: Request) -> Pending | None:
     pending = await current_interaction(ctx, request)
     if pending is None or pending.kind != MFA_KIND or pending.interaction.sign_in is None:
@@ -66,7 +57,7 @@ def _mfa_page(
     error: str | None = None,
     headers: dict | None = None,
 ) -> Response:
-    lang, t = _lang(request)
+    lang, t = language(request)
     passkeys = bool(pending.params.get("passkeys")) and offered(ctx.settings.issuer)
     if passkeys:
         headers = {**(headers or {}), "Content-Security-Policy": PASSKEY_CSP}
@@ -98,7 +89,7 @@ async def mfa_get(request: Request) -> Response:
     if pending is None:
         return error_page(ctx, EXPIRED, title="Sign-in expired")
     if pending.params.get("step") == mfa.ENROL and not pending.params.get("done"):
-        return _see_other(ctx.path("/account/security/totp"))
+        return see_other(ctx.path("/account/security/totp"))
     if offered(ctx.settings.issuer) and await ctx.store.passkey_ids(pending.interaction.user_id):
         pending = Pending(pending.raw_id, replace(pending.interaction, params={**pending.params, "passkeys": True}))
     return _mfa_page(ctx, request, pending)
@@ -111,7 +102,7 @@ async def mfa_post(request: Request) -> Response:
     pending = await _second_factor_step(ctx, request)
     if pending is None:
         return error_page(ctx, EXPIRED, title="Sign-in expired")
-    _, t = _lang(request)
+    _, t = language(request)
     try:
         form = await read_form(request)
     except OAuthError as exc:
@@ -122,7 +113,7 @@ async def mfa_post(request: Request) -> Response:
     if pending.params.get("done"):  # the factor was set up and confirmed in this sign-in
         return await continue_sign_in(ctx, request, unwrap_second_factor(pending), sign_in)
     if pending.params.get("step") != mfa.VERIFY:
-        return _see_other(ctx.path("/account/security/totp"))
+        return see_other(ctx.path("/account/security/totp"))
     if mfa.parse_code(form.get("code")) is None:
         return _mfa_page(ctx, request, pending, 400, t("mfa.bad_code"))
     limiter = ctx.limiter
@@ -190,11 +181,11 @@ def _next(ctx: Context, request: Request) -> str:
 
 
 def _sign_in_again(ctx: Context, request: Request) -> Response:
-    return _see_other(detour(ctx.path("/login"), request, ctx.path("/")))
+    return see_other(detour(ctx.path("/login"), request, ctx.path("/")))
 
 
 def _enrol_page(ctx, request, who: Enroller, enrolment, status: int = 200, error: str | None = None) -> Response:
-    lang, t = _lang(request)
+    lang, t = language(request)
     return page(
         ctx,
         "totp_enrol.html",
@@ -215,7 +206,7 @@ async def totp_get(request: Request) -> Response:
     if who is None:
         return _sign_in_again(ctx, request)
     if any(f.kind == TOTP for f in await ctx.factors.factors(who.user.id)):
-        lang, t = _lang(request)
+        lang, t = language(request)
         return page(ctx, "totp_done.html", lang=lang, t=t, codes=None, already=True, account=ctx.path("/account"))
     return _enrol_page(ctx, request, who, await ctx.factors.start_totp(who.user))
 
@@ -225,7 +216,7 @@ async def totp_post(request: Request) -> Response:
     who = await _enroller(ctx, request)
     if who is None:
         return _sign_in_again(ctx, request)
-    lang, t = _lang(request)
+    lang, t = language(request)
     try:
         form = await read_form(request)
     except OAuthError as exc:
@@ -237,7 +228,7 @@ async def totp_post(request: Request) -> Response:
     if codes is None:
         enrolment = await ctx.factors.pending_enrolment(who.user, factor_id)
         if enrolment is None:
-            return _see_other(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+            return see_other(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
         message = t("mfa.bad_code") if mfa.parse_code(form.get("code")) is None else t("totp.wrong_code")
         return _enrol_page(ctx, request, who, enrolment, 400, message)
     await ctx.events.record(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from campusid.idp import events
 from campusid.idp.directory import DirectoryUnavailable
@@ -30,7 +30,7 @@ from campusid.idp.web.authorize import (
     remembered_scopes,
 )
 from campusid.idp.web.context import Context
-from campusid.idp.web.http import error_page, page, query_params, read_form
+from campusid.idp.web.http import error_page, page, query_params, read_form, see_other
 from campusid.idp.web.login_form import login_page
 from campusid.idp.web.sessions import (
     Pending,
@@ -65,10 +65,6 @@ def _local_next(ctx: Context, value: str | None) -> str:
     return ctx.path("/")
 
 
-def _see_other(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
-
-
 async def login_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     interaction = await current_interaction(ctx, request)
@@ -77,7 +73,7 @@ async def login_get(request: Request) -> Response:
     except OAuthError:
         q = {}
     if interaction is None or ("next" in q and interaction.kind != "authorize"):
-        response = _see_other(ctx.path("/login"))
+        response = see_other(ctx.path("/login"))
         await begin_interaction(ctx, response, new_interaction(ctx, "local", {"next": _local_next(ctx, q.get("next"))}))
         return response
     return login_page(ctx, interaction)
@@ -185,7 +181,7 @@ async def continue_sign_in(ctx: Context, request: Request, interaction: Pending,
         return await _complete_login(ctx, request, interaction, sign_in, client, consent_scope)
     if interaction.kind == device.KIND:
         return await device.complete_device_login(ctx, request, interaction, sign_in)
-    response = _see_other(_local_next(ctx, interaction.params.get("next")))
+    response = see_other(_local_next(ctx, interaction.params.get("next")))
     if not await finish_interaction(ctx, interaction, response):
         return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
     await start_session(ctx, request, response, sign_in)
@@ -210,7 +206,7 @@ async def _directory_user(ctx: Context, typed: str, password: str):
     person = await ctx.directory.authenticate(typed, password)
     if person is None:
         return None
-    return await ctx.store.refresh_directory_user(person.as_user(int(time.time())))
+    return await ctx.store.refresh_directory_user(person.user)
 
 
 async def _client_and_consent(ctx: Context, interaction: Pending, user_id: str) -> tuple[Client | None, str | None]:
@@ -262,7 +258,7 @@ async def begin_second_factor(
     (a new id, like a session) that holds the password sign-in and what it continues, and the
     browser goes on to the code (VERIFY) or to set up a factor first (ENROL)."""
     target = "/login/mfa" if step == mfa.VERIFY else "/account/security/totp"
-    response = _see_other(ctx.path(target))
+    response = see_other(ctx.path(target))
     if not await ctx.store.finish_interaction(interaction.id_hash):
         return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
     params = {"then": interaction.kind, "params": interaction.params, "step": step}
@@ -310,7 +306,7 @@ async def _complete_login(
         else:
             # The signed-in interaction gets a new id, like the session: a planted interaction
             # cookie must not carry this user's login to whoever planted it.
-            response = _see_other(ctx.path("/consent"))
+            response = see_other(ctx.path("/consent"))
             pending = new_interaction(ctx, "authorize", req, sign_in)
             next_step = pending.interaction
             set_interaction_cookie(ctx, response, pending.raw_id)
@@ -398,9 +394,7 @@ async def consent_post(request: Request) -> Response:
     return await _complete(ctx, interaction, client, subject, decision)
 
 
-async def _complete(
-    ctx: Context, interaction: Pending, client: Client, subject: SignIn, decision: str
-) -> Response:
+async def _complete(ctx: Context, interaction: Pending, client: Client, subject: SignIn, decision: str) -> Response:
     """End the interaction once (a second tab cannot finish it again), then answer the client."""
     req = interaction.params
     if not await ctx.store.finish_interaction(interaction.id_hash):
