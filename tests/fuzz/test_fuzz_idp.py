@@ -152,6 +152,9 @@ def test_fuzzed_requests_get_protocol_answers_never_a_5xx(idp, real, caplog):
     @given(st.data())
     def check(data):
         method, path, query, body, headers, cookies = data.draw(requests(real))
+        # a request line longer than nginx's 8 KB buffers never reaches campusid (nginx answers 414:
+        # tests/fuzz/long_run.py), and httpx refuses to send a URL over 64 KB: the path is cut at 8 KB
+        path = path[:8000]
         # raw bytes, non-ASCII too; CR, LF and NUL cannot be sent in a header (the HTTP parser refuses them)
         headers = {k: re.sub("[\r\n\x00]", "", v).encode("utf-8", "surrogatepass") for k, v in headers.items()}
         client.cookies.clear()

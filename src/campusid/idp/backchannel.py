@@ -75,12 +75,15 @@ class BackchannelSender:
         self._clock = clock
         self.poll_interval = poll_interval
         self._timeout = timeout
-        self._wake = asyncio.Event()
+        # One event per running drain loop: an asyncio.Event belongs to the event loop that first
+        # waits on it, and an app served twice at once (two test clients, two loops) runs two.
+        self._wakes: set[asyncio.Event] = set()
         self._http: httpx.AsyncClient | None = None
 
     def wake(self) -> None:
         """A session ended in this worker: look at the queue now rather than at the next poll."""
-        self._wake.set()
+        for event in self._wakes:
+            event.set()
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -97,10 +100,11 @@ class BackchannelSender:
 
     async def run_forever(self) -> None:
         """Drain the queue whenever woken, and at least every `poll_interval` seconds."""
-        self._wake = asyncio.Event()  # bound to the loop that runs it
+        wake = asyncio.Event()  # bound to the loop that runs it
+        self._wakes.add(wake)
         try:
             while True:
-                self._wake.clear()
+                wake.clear()
                 try:
                     while await self.drain_once():
                         pass
@@ -109,8 +113,9 @@ class BackchannelSender:
                 except Exception:  # a bug must not stop every later notice of this worker
                     log.exception("back-channel logout: draining the queue failed")
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+                    await asyncio.wait_for(wake.wait(), self.poll_interval)
         finally:
+            self._wakes.discard(wake)
             await self.close()
 
     async def drain_once(self, now: int | None = None) -> int:
