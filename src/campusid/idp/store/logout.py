@@ -60,8 +60,13 @@ def _enqueue(which) -> insert:
     )
 
 
+# The grants of one session: by its user and its sid, the two columns of ix_grants_user_id_sid
+# (there is no index on sid alone), so whoever ends a session says whose it was. Ending a session
+# queues its notices here and revokes its grants (store/statements.py) with this same condition.
+grants_of_session = and_(grants.c.user_id == bindparam("uid"), grants.c.sid == bindparam("sid"))
+
 # Written before the grants are revoked, in the same transaction (the revocation is what they read).
-ENQUEUE_SESSION_LOGOUT_NOTICES = _enqueue(grants.c.sid == bindparam("sid"))
+ENQUEUE_SESSION_LOGOUT_NOTICES = _enqueue(grants_of_session)
 ENQUEUE_USER_LOGOUT_NOTICES = _enqueue(grants.c.user_id == bindparam("uid"))
 ENQUEUE_CLIENT_LOGOUT_NOTICES = _enqueue(grants.c.client_id == bindparam("cid"))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import and_, bindparam, delete, exists, insert, literal, null, select, update
 from sqlalchemy.sql import Executable
 
+from campusid.idp.store.logout import grants_of_session
 from campusid.idp.store.schema import (
     client_events,
     clients,
@@ -257,10 +258,8 @@ REVOKE_USER_GRANTS = _revoke_grants(grants.c.user_id == bindparam("uid")).return
 )
 END_USER_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.user_id == bindparam("uid")))
 # Every grant issued in one session (it ended): codes, access and refresh tokens.
-REVOKE_SESSION_GRANTS = _revoke_grants(grants.c.sid == bindparam("sid")).returning(
-    grants.c.id, grants.c.client_id, grants.c.sid
-)
-END_SESSION_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.sid == bindparam("sid")))
+REVOKE_SESSION_GRANTS = _revoke_grants(grants_of_session).returning(grants.c.id, grants.c.client_id, grants.c.sid)
+END_SESSION_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants_of_session))
 INSERT_REFRESH = insert(refresh_tokens)
 # Rotation: the one caller whose UPDATE matched gets the row (RFC 9700 4.14.2).
 USE_REFRESH = (
