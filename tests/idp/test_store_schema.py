@@ -126,3 +126,40 @@ def test_a_sqlite_connection_maps_the_database_file(tmp_path):
         assert raw.execute("PRAGMA mmap_size").fetchone()[0] >= 1 << 30
     finally:
         store.close()
+
+
+def test_migration_0011_puts_one_user_sid_index_on_grants_in_place_of_two_and_downgrades(database_url):
+    """0011 replaces ix_grants_user_id and ix_grants_sid by ix_grants_user_id_sid; its downgrade
+    gives the two back."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import inspect
+
+    from campusid.idp.store.db import MIGRATIONS
+
+    def grant_indexes(conn) -> dict[str, list[str]]:
+        found = {ix["name"]: ix["column_names"] for ix in inspect(conn).get_indexes("grants")}
+        return {
+            name: columns
+            for name, columns in found.items()
+            if name in ("ix_grants_user_id", "ix_grants_sid", "ix_grants_user_id_sid")
+        }
+
+    engine = make_engine(database_url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0010")
+            before = grant_indexes(conn)
+            command.upgrade(cfg, "0011")
+            upgraded = grant_indexes(conn)
+            command.downgrade(cfg, "0010")
+            downgraded = grant_indexes(conn)
+    finally:
+        engine.dispose()
+    two = {"ix_grants_user_id": ["user_id"], "ix_grants_sid": ["sid"]}
+    assert before == two
+    assert upgraded == {"ix_grants_user_id_sid": ["user_id", "sid"]}
+    assert downgraded == two
