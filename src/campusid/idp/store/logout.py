@@ -85,11 +85,6 @@ END_CLIENT_REFRESH_TOKENS = (
     )
     .values(used_at=_NOW)
 )
-SUSPEND_CLIENT = (
-    update(clients)
-    .where(clients.c.client_id == bindparam("cid"), clients.c.state == bindparam("from_state"))
-    .values(state=bindparam("to_state", type_=clients.c.state.type), updated_at=bindparam("at", type_=BigInteger()))
-)
 
 _DUE = and_(_n.failed_at.is_(None), _n.next_at <= _NOW)
 CLAIM_LOGOUT_NOTICES = (
@@ -148,7 +143,7 @@ class LogoutStore:
         s, cid, now = self.sql, event.client_id, event.at
         async with self.db.transaction() as tx:
             values = {"cid": cid, "from_state": event.from_state, "to_state": event.to_state, "at": now}
-            if not await tx.execute(s.SUSPEND_CLIENT, values):
+            if not await tx.execute(s.MOVE_CLIENT, values):  # conditional on event.from_state
                 return False
             await tx.execute(s.INSERT_CLIENT_EVENT, vars(event))
             await tx.execute(s.ENQUEUE_CLIENT_LOGOUT_NOTICES, {"cid": cid, "now": now})
