@@ -4,6 +4,7 @@ load generator: the ASGI app called directly (as uvicorn would call it), so the 
 depend on what else the machine runs.
 
     .venv/bin/python bench/op_cost.py seed DIR            # users and a web client, via the CLI
+    .venv/bin/python bench/op_cost.py seed DIR --grants 1000000   # and a grown grants table (SQLite)
     .venv/bin/python bench/op_cost.py run DIR [--ops N] [--repeats R] [--only token|sso]
     .venv/bin/python bench/op_cost.py statements DIR      # the SQL statements of each operation
     .venv/bin/python bench/op_cost.py load DIR --pid PID --ops 1000   # RSS of a running serve
@@ -63,7 +64,7 @@ RAISED = {
 }
 
 
-def seed(data: Path) -> None:
+def seed(data: Path, grants: int = 0) -> None:
     data.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(48)
     (data / "op_cost.json").write_text(json.dumps({"secret_key": key}))
@@ -89,7 +90,51 @@ def seed(data: Path) -> None:
     saved = json.loads((data / "op_cost.json").read_text())
     saved["client"] = {"client_id": app["client_id"], "client_secret": app["client_secret"]}
     (data / "op_cost.json").write_text(json.dumps(saved))
-    print(f"seeded {data}: client {app['client_id']}")
+    if grants:
+        if "OP_COST_PG" in os.environ:
+            raise SystemExit("--grants grows a SQLite database only")
+        grow(data / "campusid.db", app["client_id"], grants)
+    print(f"seeded {data}: client {app['client_id']}" + (f", {grants:,} old grants" if grants else ""))
+
+
+def grow(db: Path, client_id: str, n: int, users: int = 100_000, days: int = 30) -> None:
+    """`n` spent grants (code redeemed, no refresh token) of `users` random users, one per sign-in,
+    made evenly over the past `days`: the grants table of a grown deployment (issue 28). Their ids
+    are made as the measured commit makes them (time-ordered where it has protocol/ids.py, else
+    random), so the table's B-trees are shaped like that commit's own after `days` of use."""
+    import sqlite3
+
+    try:
+        from campusid.idp.protocol.ids import new_grant_id
+    except ImportError:  # before time-ordered ids: 128 random bits, as new_token(16) made them
+
+        def new_grant_id(now_ms: int) -> str:
+            return secrets.token_urlsafe(16)
+
+    now = int(time.time())
+    start = now - days * 86400
+    uids = [secrets.token_hex(16) for _ in range(users)]
+
+    def rows():
+        for i in range(n):
+            made_ms = start * 1000 + i * days * 86400 * 1000 // n
+            at = made_ms // 1000
+            yield (new_grant_id(made_ms), secrets.token_hex(32), client_id, secrets.choice(uids),
+                   "https://rp.example/callback", "c" * 43, None, "openid", at, at, at + 60, at + 1, None,
+                   secrets.token_urlsafe(16), "pwd", "urn:campusid:acr:pwd")  # fmt: skip
+
+    conn = sqlite3.connect(db)
+    try:
+        conn.executemany(
+            "INSERT INTO grants (id, code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scope, "
+            "auth_time, created_at, code_expires_at, code_used_at, revoked_at, sid, amr, acr) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows(),
+        )
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
 
 
 class Client:
@@ -405,9 +450,10 @@ def main() -> None:
     parser.add_argument("--only", choices=["token", "sso"])
     parser.add_argument("--url", help="load: the running server (CAMPUSID_ISSUER=http://127.0.0.1:8000)")
     parser.add_argument("--pid", type=int, help="load: the server process whose RSS is shown")
+    parser.add_argument("--grants", type=int, default=0, help="seed: this many old grants (SQLite)")
     args = parser.parse_args()
     if args.command == "seed":
-        seed(args.data)
+        seed(args.data, args.grants)
         return
     if args.command == "load":
         asyncio.run(_load(args.data, args.url or ISSUER, args.pid, args.ops))

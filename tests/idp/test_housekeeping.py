@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 
 import pytest
@@ -349,6 +350,10 @@ PLANNED = (
     "END_USER_REFRESH_TOKENS",
     "END_SESSION_REFRESH_TOKENS",
     "REVOKE_SESSION_GRANTS",
+    "ENQUEUE_SESSION_LOGOUT_NOTICES",
+    "ENQUEUE_USER_LOGOUT_NOTICES",
+    "REVOKE_USER_APP_GRANTS",
+    "END_USER_APP_REFRESH_TOKENS",
 )
 VALUES = {
     "now": 1,
@@ -358,6 +363,7 @@ VALUES = {
     "batch": 1000,
     "uid": "u",
     "sid": "s",
+    "cid": "c",
 }
 
 
@@ -410,6 +416,52 @@ def test_every_purge_statement_and_per_user_revoke_uses_an_index(idp):
     assert {name: lines for name, lines in scanning.items() if lines} == {}, found
     index_names = ("ix_", "pk_", "Index", "INDEX", "PRIMARY KEY")
     assert all(any(word in plan for word in index_names) for plan in found.values()), found
+
+
+# Each statement that finds the grants of a session or of a user: it reads `grants` only through
+# ix_grants_user_id_sid, with these of its columns bound by equality (there is no index on sid
+# alone, so a session's statements bind its user too).
+GRANTS_BY_USER_AND_SID = {
+    "REVOKE_SESSION_GRANTS": ("user_id", "sid"),
+    "END_SESSION_REFRESH_TOKENS": ("user_id", "sid"),
+    "ENQUEUE_SESSION_LOGOUT_NOTICES": ("user_id", "sid"),
+    "REVOKE_USER_GRANTS": ("user_id",),
+    "END_USER_REFRESH_TOKENS": ("user_id",),
+    "ENQUEUE_USER_LOGOUT_NOTICES": ("user_id",),
+    "REVOKE_USER_APP_GRANTS": ("user_id",),
+    "END_USER_APP_REFRESH_TOKENS": ("user_id",),
+}
+
+
+def grants_reads(plan: str, postgres: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """Each read of `grants` in a plan: (the index, or the scan, it goes through; the columns
+    bound by equality in its condition)."""
+    lines = [line.strip().removeprefix("->").strip() for line in plan.splitlines()]
+    reads = []
+    for i, line in enumerate(lines):
+        if postgres:
+            m = re.match(
+                r"Seq Scan on grants\b|(?:Index|Index Only) Scan using (\w+) on grants\b"
+                r"|Bitmap Index Scan on ((?:ix|pk|uq)_grants\w*)",
+                line,
+            )
+            if m:
+                cond = lines[i + 1] if i + 1 < len(lines) and lines[i + 1].startswith("Index Cond:") else ""
+                reads.append((m.group(1) or m.group(2) or "Seq Scan", tuple(re.findall(r"\((\w+)\)::text = ", cond))))
+        else:
+            m = re.match(r"(?:SEARCH|SCAN) grants\b(?: USING (?:COVERING )?INDEX (\w+))?(?: \((.*)\))?", line)
+            if m:
+                reads.append((m.group(1) or "SCAN", tuple(re.findall(r"(\w+)=\?", m.group(2) or ""))))
+    return reads
+
+
+def test_the_grants_of_a_session_or_a_user_are_found_through_one_user_sid_index(idp):
+    postgres = isinstance(idp.store, PostgresStore)
+    assert set(GRANTS_BY_USER_AND_SID) <= set(PLANNED)
+    found = plans(idp.store)
+    reads = {name: grants_reads(found[name], postgres) for name in GRANTS_BY_USER_AND_SID}
+    expected = {name: [("ix_grants_user_id_sid", columns)] for name, columns in GRANTS_BY_USER_AND_SID.items()}
+    assert reads == expected, {name: found[name] for name in GRANTS_BY_USER_AND_SID}
 
 
 def test_logout_notices_given_up_go_with_the_events_retention_and_no_pending_one_does(idp):

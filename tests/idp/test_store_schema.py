@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from contextlib import contextmanager
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import select
+from sqlalchemy import inspect, select, text
 
 from campusid.idp.store import StoreError, open_store
-from campusid.idp.store.db import make_engine
+from campusid.idp.store.db import MIGRATIONS, make_engine
 from campusid.idp.store.postgres import PostgresStore
 from campusid.idp.store.rows import User
 from campusid.idp.store.schema import metadata, users
@@ -80,39 +83,41 @@ def test_a_row_type_that_does_not_match_its_statement_fails_at_start(migrated):
     assert _row_maker(User, store.sql.USER_BY_ID)  # the real statement matches
 
 
-def test_sessions_signed_in_before_sids_existed_get_one_each_on_upgrade(database_url):
-    """Migration 0005 gives every existing session a sid of its own (unique, not null) and the
-    password's amr and acr, so a deployment upgrades without signing anyone out."""
-    from alembic import command
-    from alembic.config import Config
-    from sqlalchemy import text
-
-    from campusid.idp.store.db import MIGRATIONS
-
-    engine = make_engine(database_url)
+@contextmanager
+def migrations(url: str):
+    """(a connection to the database at `url`, in one transaction; the Alembic config that runs
+    the migrations on it: `command.upgrade(cfg, rev)`, `command.downgrade(cfg, rev)`)."""
+    engine = make_engine(url)
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     try:
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "0004")
-            conn.execute(
-                text(
-                    "INSERT INTO users (id, username, name, role, password_hash, created_at) "
-                    "VALUES ('u1', 'alice', 'Alice', 'student', 'x', 0)"
-                )
-            )
-            for n in (1, 2):
-                conn.execute(
-                    text(
-                        "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
-                        f"VALUES ('{n:064x}', 'u1', 0, 0, 99)"
-                    )
-                )
-            command.upgrade(cfg, "head")
-            rows = conn.execute(text("SELECT sid, amr, acr FROM sessions")).all()
+            yield conn, cfg
     finally:
         engine.dispose()
+
+
+def test_sessions_signed_in_before_sids_existed_get_one_each_on_upgrade(database_url):
+    """Migration 0005 gives every existing session a sid of its own (unique, not null) and the
+    password's amr and acr, so a deployment upgrades without signing anyone out."""
+    with migrations(database_url) as (conn, cfg):
+        command.upgrade(cfg, "0004")
+        conn.execute(
+            text(
+                "INSERT INTO users (id, username, name, role, password_hash, created_at) "
+                "VALUES ('u1', 'alice', 'Alice', 'student', 'x', 0)"
+            )
+        )
+        for n in (1, 2):
+            conn.execute(
+                text(
+                    "INSERT INTO sessions (id_hash, user_id, auth_time, created_at, expires_at) "
+                    f"VALUES ('{n:064x}', 'u1', 0, 0, 99)"
+                )
+            )
+        command.upgrade(cfg, "head")
+        rows = conn.execute(text("SELECT sid, amr, acr FROM sessions")).all()
     assert len({r.sid for r in rows}) == 2 and all(r.sid for r in rows)
     assert {(r.amr, r.acr) for r in rows} == {("pwd", "urn:campusid:acr:pwd")}
 
@@ -126,3 +131,28 @@ def test_a_sqlite_connection_maps_the_database_file(tmp_path):
         assert raw.execute("PRAGMA mmap_size").fetchone()[0] >= 1 << 30
     finally:
         store.close()
+
+
+def test_migration_0011_puts_one_user_sid_index_on_grants_in_place_of_two_and_downgrades(database_url):
+    """0011 replaces ix_grants_user_id and ix_grants_sid by ix_grants_user_id_sid; its downgrade
+    gives the two back."""
+
+    def grant_indexes(conn) -> dict[str, list[str]]:
+        found = {ix["name"]: ix["column_names"] for ix in inspect(conn).get_indexes("grants")}
+        return {
+            name: columns
+            for name, columns in found.items()
+            if name in ("ix_grants_user_id", "ix_grants_sid", "ix_grants_user_id_sid")
+        }
+
+    with migrations(database_url) as (conn, cfg):
+        command.upgrade(cfg, "0010")
+        before = grant_indexes(conn)
+        command.upgrade(cfg, "0011")
+        upgraded = grant_indexes(conn)
+        command.downgrade(cfg, "0010")
+        downgraded = grant_indexes(conn)
+    two = {"ix_grants_user_id": ["user_id"], "ix_grants_sid": ["sid"]}
+    assert before == two
+    assert upgraded == {"ix_grants_user_id_sid": ["user_id", "sid"]}
+    assert downgraded == two

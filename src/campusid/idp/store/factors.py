@@ -238,9 +238,10 @@ class FactorStore:
         async with self.db.transaction() as tx:
             sids = [r[0] for r in await tx.fetch_all(s.END_OTHER_SESSIONS, {"uid": user_id, "keep": keep_hash})]
             for sid in sids:  # each app told, as for any session that ends (store/logout.py)
-                await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", {"sid": sid}, now)
-                await tx.execute(s.REVOKE_SESSION_GRANTS, {"sid": sid, "now": now})
-                await tx.execute(s.END_SESSION_REFRESH_TOKENS, {"sid": sid, "now": now})
+                session = {"uid": user_id, "sid": sid}
+                await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", session, now)
+                await tx.execute(s.REVOKE_SESSION_GRANTS, {**session, "now": now})
+                await tx.execute(s.END_SESSION_REFRESH_TOKENS, {**session, "now": now})
         return sids
 
     async def connected_apps(self, user_id: str) -> list[ConnectedApp]:

@@ -84,32 +84,17 @@ PURGE_EVENTS = _expired(events, events.c.id, events.c.at, bindparam("events_befo
 PURGE_LOGOUT_NOTICES = _expired(
     logout_notices, logout_notices.c.id, logout_notices.c.failed_at, bindparam("events_before")
 )
-PURGE_REFRESH_TOKENS = (
-    delete(refresh_tokens)
-    .where(
-        _rt.token_hash.in_(
-            select(_rt.token_hash)
-            .where(_rt.expires_at >= _AFTER, _DEAD_REFRESH)
-            .order_by(_rt.expires_at)
-            .limit(_BATCH)
-            .scalar_subquery()
-        )
-    )
-    .returning(_rt.expires_at)
-)
-PURGE_GRANTS = (
-    delete(grants)
-    .where(
-        _g.id.in_(
-            select(_g.id)
-            .where(_g.code_expires_at >= _AFTER, _DEAD_GRANT)
-            .order_by(_g.code_expires_at)
-            .limit(_BATCH)
-            .scalar_subquery()
-        )
-    )
-    .returning(_g.code_expires_at, _g.code_used_at)
-)
+
+
+def _dead_from(table, key, column, dead, *returned):
+    """DELETE at most :batch rows of `table` that `dead` selects, in `column` order from :after on
+    (where the previous batch reached); returns `column` first, for the next batch's :after."""
+    chosen = select(key).where(column >= _AFTER, dead).order_by(column).limit(_BATCH)
+    return delete(table).where(key.in_(chosen.scalar_subquery())).returning(column, *returned)
+
+
+PURGE_REFRESH_TOKENS = _dead_from(refresh_tokens, _rt.token_hash, _rt.expires_at, _DEAD_REFRESH)
+PURGE_GRANTS = _dead_from(grants, _g.id, _g.code_expires_at, _DEAD_GRANT, _g.code_used_at)
 
 # --dry-run: the same rules, counted (a grant counts when its family is dead, whether or not its
 # refresh tokens are still there: the purge deletes them first).

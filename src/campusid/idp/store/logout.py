@@ -60,8 +60,13 @@ def _enqueue(which) -> insert:
     )
 
 
+# The grants of one session: by its user and its sid, the two columns of ix_grants_user_id_sid
+# (there is no index on sid alone), so whoever ends a session says whose it was. Ending a session
+# queues its notices here and revokes its grants (store/statements.py) with this same condition.
+grants_of_session = and_(grants.c.user_id == bindparam("uid"), grants.c.sid == bindparam("sid"))
+
 # Written before the grants are revoked, in the same transaction (the revocation is what they read).
-ENQUEUE_SESSION_LOGOUT_NOTICES = _enqueue(grants.c.sid == bindparam("sid"))
+ENQUEUE_SESSION_LOGOUT_NOTICES = _enqueue(grants_of_session)
 ENQUEUE_USER_LOGOUT_NOTICES = _enqueue(grants.c.user_id == bindparam("uid"))
 ENQUEUE_CLIENT_LOGOUT_NOTICES = _enqueue(grants.c.client_id == bindparam("cid"))
 
@@ -79,11 +84,6 @@ END_CLIENT_REFRESH_TOKENS = (
         refresh_tokens.c.used_at.is_(None),
     )
     .values(used_at=_NOW)
-)
-SUSPEND_CLIENT = (
-    update(clients)
-    .where(clients.c.client_id == bindparam("cid"), clients.c.state == bindparam("from_state"))
-    .values(state=bindparam("to_state", type_=clients.c.state.type), updated_at=bindparam("at", type_=BigInteger()))
 )
 
 _DUE = and_(_n.failed_at.is_(None), _n.next_at <= _NOW)
@@ -143,7 +143,7 @@ class LogoutStore:
         s, cid, now = self.sql, event.client_id, event.at
         async with self.db.transaction() as tx:
             values = {"cid": cid, "from_state": event.from_state, "to_state": event.to_state, "at": now}
-            if not await tx.execute(s.SUSPEND_CLIENT, values):
+            if not await tx.execute(s.MOVE_CLIENT, values):  # conditional on event.from_state
                 return False
             await tx.execute(s.INSERT_CLIENT_EVENT, vars(event))
             await tx.execute(s.ENQUEUE_CLIENT_LOGOUT_NOTICES, {"cid": cid, "now": now})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import and_, bindparam, delete, exists, insert, literal, null, select, update
 from sqlalchemy.sql import Executable
 
+from campusid.idp.store.logout import grants_of_session
 from campusid.idp.store.schema import (
     client_events,
     clients,
@@ -70,19 +71,25 @@ RECENT_CLIENT_EVENTS = select(client_events).order_by(client_events.c.id.desc())
 # Each change of an app is conditional on the state it was read in: of two concurrent changes
 # exactly one matches, the other is told the app changed meanwhile.
 _IN_STATE = and_(clients.c.client_id == bindparam("cid"), clients.c.state == bindparam("from_state"))
-_CHANGED_AT = {"updated_at": _p("at", clients.c.updated_at)}
-MOVE_CLIENT = update(clients).where(_IN_STATE).values(state=_p("to_state", clients.c.state), **_CHANGED_AT)
-APPROVE_CLIENT = (
-    update(clients)
-    .where(_IN_STATE)
-    .values(
-        state=_p("to_state", clients.c.state),
-        granted_scopes=_p("granted", clients.c.granted_scopes),
-        granted_grant_types=_p("granted_grant_types", clients.c.granted_grant_types),
-        require_mfa=_p("require_mfa", clients.c.require_mfa),
-        **_CHANGED_AT,
-    )
+# A revision of an active app; `from_revision_state` may be NULL (no revision pending).
+_ACTIVE_WITH_REVISION = and_(
+    clients.c.client_id == bindparam("cid"),
+    clients.c.state == "active",
+    clients.c.revision_state.is_not_distinct_from(_p("from_revision_state", clients.c.revision_state)),
 )
+
+
+def _change_client(condition, **values):
+    """UPDATE the app `condition` matches: `values`, and `updated_at` to :at."""
+    return update(clients).where(condition).values(**values, updated_at=_p("at", clients.c.updated_at))
+
+
+_TO_STATE = _p("to_state", clients.c.state)
+# What a review granted: the scopes and grant types (an approval, or a revision applied).
+_GRANTED = {
+    "granted_scopes": _p("granted", clients.c.granted_scopes),
+    "granted_grant_types": _p("granted_grant_types", clients.c.granted_grant_types),
+}
 _CONFIG = {
     name: _p(f"new_{name}", clients.c[name])
     for name in (
@@ -97,37 +104,18 @@ _CONFIG = {
         "backchannel_logout_uri",
     )
 }
-EDIT_CLIENT = update(clients).where(_IN_STATE).values(**_CONFIG, **_CHANGED_AT)
-SET_CLIENT_SECRET = (
-    update(clients).where(_IN_STATE).values(secret_hash=_p("new_secret_hash", clients.c.secret_hash), **_CHANGED_AT)
+MOVE_CLIENT = _change_client(_IN_STATE, state=_TO_STATE)
+APPROVE_CLIENT = _change_client(
+    _IN_STATE, state=_TO_STATE, **_GRANTED, require_mfa=_p("require_mfa", clients.c.require_mfa)
 )
-# A revision of an active app; `from_revision_state` may be NULL (no revision pending).
-_ACTIVE_WITH_REVISION = and_(
-    clients.c.client_id == bindparam("cid"),
-    clients.c.state == "active",
-    clients.c.revision_state.is_not_distinct_from(_p("from_revision_state", clients.c.revision_state)),
+EDIT_CLIENT = _change_client(_IN_STATE, **_CONFIG)
+SET_CLIENT_SECRET = _change_client(_IN_STATE, secret_hash=_p("new_secret_hash", clients.c.secret_hash))
+SET_REVISION = _change_client(
+    _ACTIVE_WITH_REVISION,
+    revision=_p("new_revision", clients.c.revision),
+    revision_state=_p("new_revision_state", clients.c.revision_state),
 )
-SET_REVISION = (
-    update(clients)
-    .where(_ACTIVE_WITH_REVISION)
-    .values(
-        revision=_p("new_revision", clients.c.revision),
-        revision_state=_p("new_revision_state", clients.c.revision_state),
-        **_CHANGED_AT,
-    )
-)
-APPLY_REVISION = (
-    update(clients)
-    .where(_ACTIVE_WITH_REVISION)
-    .values(
-        **_CONFIG,
-        granted_scopes=_p("granted", clients.c.granted_scopes),
-        granted_grant_types=_p("granted_grant_types", clients.c.granted_grant_types),
-        revision=null(),
-        revision_state=null(),
-        **_CHANGED_AT,
-    )
-)
+APPLY_REVISION = _change_client(_ACTIVE_WITH_REVISION, **_CONFIG, **_GRANTED, revision=null(), revision_state=null())
 
 # -- signing keys ---------------------------------------------------------------------------
 KEYS = select(signing_keys).order_by(signing_keys.c.activates_at, signing_keys.c.kid)
@@ -257,10 +245,8 @@ REVOKE_USER_GRANTS = _revoke_grants(grants.c.user_id == bindparam("uid")).return
 )
 END_USER_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.user_id == bindparam("uid")))
 # Every grant issued in one session (it ended): codes, access and refresh tokens.
-REVOKE_SESSION_GRANTS = _revoke_grants(grants.c.sid == bindparam("sid")).returning(
-    grants.c.id, grants.c.client_id, grants.c.sid
-)
-END_SESSION_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants.c.sid == bindparam("sid")))
+REVOKE_SESSION_GRANTS = _revoke_grants(grants_of_session).returning(grants.c.id, grants.c.client_id, grants.c.sid)
+END_SESSION_REFRESH_TOKENS = _end_refresh_tokens(_of_grants(grants_of_session))
 INSERT_REFRESH = insert(refresh_tokens)
 # Rotation: the one caller whose UPDATE matched gets the row (RFC 9700 4.14.2).
 USE_REFRESH = (

@@ -361,9 +361,10 @@ class Store(EventStore, DeviceStore, HousekeepingStore, DirectoryStore, FactorSt
             if row is None:
                 return None
             sid, user_id = row[0], row[1]
-            await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", {"sid": sid}, now)
-            grants = [tuple(g) for g in await tx.fetch_all(s.REVOKE_SESSION_GRANTS, {"sid": sid, "now": now})]
-            await tx.execute(s.END_SESSION_REFRESH_TOKENS, {"sid": sid, "now": now})
+            session = {"uid": user_id, "sid": sid}
+            await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", session, now)
+            grants = [tuple(g) for g in await tx.fetch_all(s.REVOKE_SESSION_GRANTS, {**session, "now": now})]
+            await tx.execute(s.END_SESSION_REFRESH_TOKENS, {**session, "now": now})
         return Ended(user_id, (sid,), tuple(grants))
 
     # -- pending interactions and the login ----------------------------------------------------

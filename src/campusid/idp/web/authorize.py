@@ -24,6 +24,7 @@ from campusid.idp.protocol.errors import (
     TemporarilyUnavailable,
     UnsupportedResponseType,
 )
+from campusid.idp.protocol.ids import new_grant_id
 from campusid.idp.protocol.params import MAX_PARAMS, decode_component
 from campusid.idp.protocol.redirect_uri import matches_registered
 from campusid.idp.store.rows import AuthorizeContext, Client, Grant, SignIn
@@ -205,7 +206,7 @@ async def code_grant(ctx: Context, client: Client, req: dict, sign_in: SignIn) -
     code = new_token(32)
     now = int(time.time())
     grant = Grant(
-        id=new_token(16),
+        id=new_grant_id(),
         code_hash=token_hash(code),
         client_id=client.client_id,
         user_id=user_id,

@@ -43,6 +43,7 @@ from campusid.idp.protocol.errors import (
     UnauthorizedClient,
     UnsupportedGrantType,
 )
+from campusid.idp.protocol.ids import new_grant_id
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.store.devices import APPROVED, DENIED, PENDING, REDEEMED
 from campusid.idp.store.rows import Client, DeviceCode, Grant, RefreshToken
@@ -264,7 +265,7 @@ async def redeem_device_code(ctx: Context, client: Client, presented: str, now: 
     concurrent polls on any number of workers exactly one gets the tokens. Like a code of the
     code flow, it yields nothing once the session it was approved in has ended (the person
     signed out, or the account was disabled)."""
-    redeemed = await ctx.store.redeem_device_code(token_hash(presented), client.client_id, now, new_token(16))
+    redeemed = await ctx.store.redeem_device_code(token_hash(presented), client.client_id, now, new_grant_id())
     if redeemed is None:
         raise InvalidGrant("the device code was already used, or the session it was approved in has ended")
     return redeemed[1]
