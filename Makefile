@@ -39,6 +39,7 @@ test-sqlite: setup
 	$(PYTEST) -m serial
 
 # tests/faults start a PostgreSQL cluster of their own whichever pass runs them: once is enough.
+# The pass also leaves out the tests that do not depend on the database (tests/conftest.py, NOT_DATABASE_BOUND).
 test-postgres: setup
 	CAMPUSID_DATABASE_URL=$(PG_URL) $(PYTEST) $(PARALLEL) -m "not serial" --ignore=tests/faults
 	CAMPUSID_DATABASE_URL=$(PG_URL) $(PYTEST) -m serial --ignore=tests/faults

@@ -134,3 +134,40 @@ def start_server(
         time.sleep(0.05)
     proc.kill()
     raise AssertionError("server did not start within 30 s")
+
+
+# -- the PostgreSQL pass ------------------------------------------------------------------------
+# `make test` runs the suite on SQLite, then again with CAMPUSID_DATABASE_URL on PostgreSQL, to prove
+# every path of the IdP's store on both. These tests do not depend on which database the IdP uses, so
+# the second pass leaves them out (a new directory runs in both passes until it is named here):
+# - the desktop app, its GUI and bridge SDK, the chat-bot example and the RP library talk HTTP to an
+#   IdP; what they check is theirs, not the IdP's storage (tests/idp and tests/e2e cover that);
+# - tests/deploy and the long fuzz run's short pass always run on PostgreSQL and Redis (tests/deploy/stack.py);
+# - the installed wheel's smokes and the text checks read files.
+NOT_DATABASE_BOUND = (
+    "tests/desktop/",
+    "tests/desktop_gui/",
+    "tests/bridge_client/",
+    "tests/examples_chat_bot/",
+    "tests/oidc_client/",
+    "tests/deploy/",
+    "tests/fuzz/test_long_run.py",
+    "tests/fuzz/bridge/",
+    "tests/packaging/",
+    "tests/test_issuer.py",
+    "tests/test_user_facing_text.py",
+    "tests/test_screenshots.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("CAMPUSID_DATABASE_URL", "").startswith("postgres"):
+        return
+    root = Path(__file__).resolve().parent.parent
+    keep, left_out = [], []
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+        (left_out if where.startswith(NOT_DATABASE_BOUND) else keep).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = keep
