@@ -1554,7 +1554,7 @@ def scale_run(args, targets: list[str]) -> int:
                         for which in order:
                             benches[which].row(row)
                             res[target][which][row].append(benches[which].out[row][conc])
-                    if run_no == args.runs:  # once: 5,000,000 rows take many minutes to purge
+                    if run_no == args.runs and not args.no_purge:  # once: 5,000,000 rows take many minutes
                         purge = token_during_purge(servers["grown"], benches["grown"], args, conc, whole_purge=True)
                         res[target]["purge"].append(purge)
                     for bench in benches.values():
@@ -1683,6 +1683,7 @@ def main() -> int:
         "purge of the expired rows with the token row's p99 during it",
     )
     ap.add_argument("--build-only", action="store_true", help="with --scale: only build (or find) the grown databases")
+    ap.add_argument("--no-purge", action="store_true", help="with --scale: the rows only, no purge after them")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
     args.duration = args.duration or (2.0 if args.quick else 4.0)
