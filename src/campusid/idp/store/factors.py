@@ -96,7 +96,8 @@ END_OTHER_SESSIONS = (
     .where(sessions.c.user_id == bindparam("uid"), sessions.c.id_hash != bindparam("keep"))
     .returning(sessions.c.sid)
 )
-# Apps this user consented to, or that hold a grant for them that still stands (grants.user_id is indexed).
+# Apps this user consented to, or that hold a grant for them that still stands
+# (grants.user_id leads ix_grants_user_id_sid).
 _APP_IDS = union(
     select(consents.c.client_id).where(consents.c.user_id == bindparam("uid")),
     select(grants.c.client_id).where(grants.c.user_id == bindparam("uid"), grants.c.revoked_at.is_(None)),
