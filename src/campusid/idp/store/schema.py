@@ -144,7 +144,7 @@ interactions = Table(
 grants = Table(
     "grants",
     metadata,
-    Column("id", String(32), primary_key=True),
+    Column("id", String(32), primary_key=True),  # time-ordered (protocol/ids.py): inserted at the right edge
     Column("code_hash", String(64), unique=True),
     Column("client_id", String(64), nullable=False),
     Column("user_id", String(32), nullable=False),
