@@ -16,7 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
 from campusid.idp.store import StoreError, open_store
-from campusid.idp.store.db import MIGRATIONS, make_engine
+from campusid.idp.store.db import MIGRATIONS, make_engine, schema_head, upgrade
 from campusid.idp.store.postgres import PostgresStore
 from campusid.idp.store.rows import User
 from campusid.idp.store.schema import metadata, users
@@ -156,3 +156,34 @@ def test_migration_0011_puts_one_user_sid_index_on_grants_in_place_of_two_and_do
     assert before == two
     assert upgraded == {"ix_grants_user_id_sid": ["user_id", "sid"]}
     assert downgraded == two
+
+
+def test_the_head_known_without_alembic_is_alembics_head_and_the_chain_is_one_line():
+    """db.schema_head() reads the head from the file names; it is right only while every file
+    NNNN_what.py holds revision "NNNN" and each revises the one before it."""
+    from alembic.script import ScriptDirectory
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    script = ScriptDirectory.from_config(cfg)
+    assert schema_head() == script.get_current_head()
+    chain = list(reversed(list(script.walk_revisions())))
+    assert [r.revision for r in chain] == sorted(r.revision for r in chain)
+    for before, after in zip(chain, chain[1:], strict=False):
+        assert after.down_revision == before.revision
+    for rev in chain:
+        assert rev.path.rsplit("/", 1)[1].split("_", 1)[0] == rev.revision
+
+
+def test_a_database_behind_the_head_is_migrated_and_one_at_the_head_is_left_alone(database_url, tmp_path):
+    with migrations(database_url) as (_, cfg):
+        command.upgrade(cfg, "0010")
+    engine = make_engine(database_url)
+    try:
+        assert upgrade(engine, tmp_path) == schema_head()
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == schema_head()
+            assert "ix_grants_user_id_sid" in {i["name"] for i in inspect(conn).get_indexes("grants")}
+        assert upgrade(engine, tmp_path) == schema_head()
+    finally:
+        engine.dispose()

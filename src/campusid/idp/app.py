@@ -15,10 +15,12 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
-from campusid.idp import admin, metrics, portal
 from campusid.idp import housekeeping as upkeep
+from campusid.idp import metrics
+from campusid.idp.admin.routes import routes as admin_routes
 from campusid.idp.api import create_api
 from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
+from campusid.idp.portal.routes import routes as portal_routes
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
@@ -145,8 +147,8 @@ def _routes(ctx, errors: dict) -> list:
         Route("/healthz", health.healthz, methods=["GET"]),
         Route("/readyz", health.readyz, methods=["GET"]),
         Route("/metrics", health.metrics_endpoint, methods=["GET"]),
-        *portal.routes(),
-        *admin.routes(),
+        *portal_routes(),
+        *admin_routes(),
         Mount("/api/v1", app=_api(ctx, errors)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]

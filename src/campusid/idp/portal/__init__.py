@@ -1,5 +1,1 @@
-"""The developer portal (`/developer/…`): HTML pages over AppService."""
-
-from campusid.idp.portal.routes import routes
-
-__all__ = ["routes"]
+"""The developer portal (`/developer/…`): HTML pages over AppService (routes.py)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from campusid.idp.store.errors import StoreError
 from campusid.idp.store.store import Store
@@ -63,16 +63,35 @@ def _migration_lock(engine: Engine, data_dir: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def schema_head() -> str:
+    """The newest migration's revision, known without importing Alembic: each file in versions/
+    is named after its revision (`NNNN_what.py` holds `revision = "NNNN"`) and they form one chain
+    (tests/idp/test_store_schema.py holds both), so the head is the highest prefix."""
+    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+
+
+def _revision_in_place(engine: Engine) -> str | None:
+    """The revision Alembic recorded, or None when there is none yet (or the database cannot be
+    read: the full path below then says why)."""
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except DBAPIError:
+        return None
+
+
 def upgrade(engine: Engine, data_dir: Path) -> str:
-    """Bring the schema to the newest migration; returns the revision now in place."""
+    """Bring the schema to the newest migration; returns the revision now in place. A database
+    already at the head costs one SELECT: every CLI command and worker start comes through here."""
+    head = schema_head()
+    if _revision_in_place(engine) == head:
+        return head
     from alembic import command
     from alembic.config import Config
     from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    head = ScriptDirectory.from_config(cfg).get_current_head()
     try:
         with _migration_lock(engine, data_dir), engine.begin() as conn:
             current = MigrationContext.configure(conn).get_current_revision()
