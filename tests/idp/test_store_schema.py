@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -184,6 +186,13 @@ def test_a_database_behind_the_head_is_migrated_and_one_at_the_head_is_left_alon
         with engine.connect() as conn:
             assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == schema_head()
             assert "ix_grants_user_id_sid" in {i["name"] for i in inspect(conn).get_indexes("grants")}
-        assert upgrade(engine, tmp_path) == schema_head()
     finally:
         engine.dispose()
+    # At the head, a fresh process (as each CLI command is) opens the store without Alembic.
+    probe = (
+        "import sys; from pathlib import Path; from campusid.idp.store.db import make_engine, upgrade;"
+        f"e = make_engine({database_url!r}); print(upgrade(e, Path({str(tmp_path)!r})));"
+        "e.dispose(); print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split("\n")[:2] == [schema_head(), "[]"], out.stdout + out.stderr
