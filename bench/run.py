@@ -58,6 +58,9 @@ TARGET_LABEL = {
     "postgres" + NO_METRICS: "campusid PostgreSQL, no metrics",
     "node": "node-oidc-provider",
 }
+# --compare-metrics control: the twin serves with /metrics as well, so any difference between the
+# two is the method's own (an A/A control for the metrics on/off figures). Set once, by main().
+TWIN_HAS_METRICS = False
 BENCH_METRICS_TOKEN = "bench-metrics-token-" + "m" * 24
 PG_ADMIN_URL = os.environ.get("BENCH_PG_HOST", "127.0.0.1")
 PG_PORT = os.environ.get("BENCH_PG_PORT", "5432")
@@ -582,7 +585,7 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
     env.pop("CAMPUSID_DATABASE_URL", None)
     env.pop("CAMPUSID_REDIS_URL", None)
     env.pop("CAMPUSID_METRICS_TOKEN", None)
-    if not target.endswith(NO_METRICS):
+    if not target.endswith(NO_METRICS) or TWIN_HAS_METRICS:
         env["CAMPUSID_METRICS_TOKEN"] = BENCH_METRICS_TOKEN
     db_name = None
     if database(target) == "postgres":
@@ -1072,8 +1075,9 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     # (numerator, denominator, heading): each campusid target against node; with --compare-metrics
     # each target with metrics against its twin without (above 1.00x on a rate: metrics cost nothing)
     ratio_cols = [(t, "node", f"{short_name[t]}/node") for t in cols if t in short_name and "node" in cols]
+    twins = "A/A" if TWIN_HAS_METRICS else "metrics/none"
     ratio_cols += [
-        (t, t + NO_METRICS, f"{short_name[t]} metrics/none") for t in cols if t in short_name and t + NO_METRICS in cols
+        (t, t + NO_METRICS, f"{short_name[t]} {twins}") for t in cols if t in short_name and t + NO_METRICS in cols
     ]
     header = ["metric"] + [TARGET_LABEL[t] for t in cols] + [heading for _, _, heading in ratio_cols]
     rows: list[list[str]] = []
@@ -1623,8 +1627,11 @@ def main() -> int:
     )
     ap.add_argument(
         "--compare-metrics",
-        action="store_true",
-        help="also run each campusid target without /metrics (its -nometrics twin), rows interleaved",
+        nargs="?",
+        const="off",
+        choices=("off", "control"),
+        help="also run each campusid target without /metrics (its -nometrics twin), rows interleaved; "
+        "'control': the twin with /metrics too (an A/A run, the method's own floor)",
     )
     ap.add_argument("--runs", type=int, default=None, help="runs per target (default 3; --quick 1)")
     ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 4; --quick 2)")
@@ -1695,6 +1702,11 @@ def main() -> int:
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
     chosen = ",".join(args.only).split(",") if args.only else list(TARGETS)
     if args.compare_metrics:
+        global TWIN_HAS_METRICS
+        TWIN_HAS_METRICS = args.compare_metrics == "control"
+        if TWIN_HAS_METRICS:
+            for t in ("sqlite", "postgres"):
+                TARGET_LABEL[t + NO_METRICS] = TARGET_LABEL[t] + ", its twin (metrics too)"
         chosen += [t + NO_METRICS for t in chosen if t in ("sqlite", "postgres")]
     targets = [t for t in ALL_TARGETS if t in chosen]
     if not targets or any(t and t not in ALL_TARGETS for t in chosen):
