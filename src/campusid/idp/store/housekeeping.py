@@ -15,18 +15,17 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
   back-channel logout notice given up (`failed_at`) before the same retention (its failure is an event).
 
 Each DELETE takes a batch of rows, chosen through an index in expiry order from where the batch
-before ended (`_dead_from`), and commits on its
-own. A batch's size follows a time budget (BUDGET, a few milliseconds), not a row count: each
-batch's statement is timed, and the next one is sized so that it would take the budget
-(`next_batch`), so a batch that ran slow (a busy machine, a costlier kind of row) is followed by a
-smaller one. A request that waits for the purge therefore waits about one budget, whatever the
-rows cost: on SQLite every write waits for the one write lock a statement holds, on PostgreSQL the
-statement competes for the server's time. Every CHECKPOINT_EVERY, and when a kind is done, the
-database tidies up what the batches wrote (SQLite: a PASSIVE checkpoint of the WAL on the purge's
-own connection, which holds no lock a request waits for, so that the copy of the batches' pages
-into the database file, and its fsync, is not left to the commit of whichever request finds the
-WAL past `wal_autocheckpoint`). After each batch the purge pauses for `pace` times as long as the
-statement (and a checkpoint) took, so it takes at most 1 / (1 + pace) of the
+before ended (`_dead_from`), and commits on its own. A batch's size follows a time budget (BUDGET,
+a few milliseconds), not a row count: each batch's statement is timed, and the next one is sized so
+that it would take the budget (`next_batch`), so a batch that ran slow (a busy machine, a costlier
+kind of row) is followed by a smaller one. A request that waits for the purge therefore waits about
+one budget, whatever the rows cost: on SQLite every write waits for the one write lock a statement
+holds, on PostgreSQL the statement competes for the server's time. Every CHECKPOINT_EVERY, and when
+a kind is done, the database tidies up what the batches wrote (SQLite: a PASSIVE checkpoint of the
+WAL on the purge's own connection, which holds no lock a request waits for, so that the copy of the
+batches' pages into the database file, and its fsync, is not left to the commit of whichever
+request finds the WAL past `wal_autocheckpoint`). After each batch the purge pauses for `pace`
+times as long as the statement (and a checkpoint) took, so it takes at most 1 / (1 + pace) of the
 database's (and on SQLite, whose statements run on the server's event loop, of the worker's) time.
 """
 
