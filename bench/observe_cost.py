@@ -2,8 +2,8 @@
 """What the request layer (request id, duration histogram, request line) costs per request, in
 process: a hot request (GET /oauth/userinfo without a token: 401) through the app with the layer
 and straight to the app inside it, interleaved, median of `--repeats` x `--requests`. Run with
-the serve mode's metrics (prometheus-client's multiprocess files, as `campusid serve` runs them)
-and without.
+the figures in memory (as `campusid serve` keeps them with one worker) and in prometheus-client's
+multiprocess files (as with `--workers N`).
 
     .venv/bin/python bench/observe_cost.py [--requests 20000] [--repeats 7]
 """
@@ -77,7 +77,7 @@ def main() -> None:
         result = measure(args.requests, args.repeats)
         print(f"{result['with']:.1f} {result['without']:.1f}")
         return
-    for label, multiproc in (("one process (registry in memory)", False), ("serve mode (multiprocess files)", True)):
+    for label, multiproc in (("one worker (in memory)", False), ("several workers (multiprocess files)", True)):
         env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
         if multiproc:
             env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="campusid-observe-metrics-")

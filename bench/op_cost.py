@@ -16,8 +16,9 @@ depend on what else the machine runs.
 with the session cookie, then the token exchange). `statements` prints each SQL statement one
 operation runs (SQLite: every statement through sqlite3's trace callback; PostgreSQL
 (CAMPUSID_DATABASE_URL): the count of transactions and statements is not traced here).
-The serve mode's metrics (prometheus-client's multiprocess files) are on, as `campusid serve`
-runs them. Works on any commit whose `create_app(settings)` serves the same endpoints, so the
+With CAMPUSID_METRICS_TOKEN in the environment the figures are collected as `campusid serve`
+collects them with one worker (in memory); with PROMETHEUS_MULTIPROC_DIR set too, in files as
+with several workers. Works on any commit whose `create_app(settings)` serves the same endpoints, so the
 same script measures the code before and after a change.
 """
 
@@ -34,7 +35,6 @@ import secrets
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -368,7 +368,6 @@ def _app(data: Path):
     os.environ.update({**_env(data), **RAISED})
     if "OP_COST_PG" not in os.environ:
         os.environ.pop("CAMPUSID_DATABASE_URL", None)
-    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="op-cost-metrics-"))
     from campusid.idp.app import create_app
     from campusid.idp.settings import load_settings
 

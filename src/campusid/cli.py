@@ -827,12 +827,18 @@ def _raise_terminated(signum, frame) -> None:
 
 
 @contextlib.contextmanager
-def _metrics_dir():
-    """A fresh private directory for this serve run's worker metrics (prometheus-client's
-    multiprocess mode, see idp/metrics.py), set before anything imports prometheus-client, and
-    removed when serving ends. One worker runs in this process, and uvicorn ends it on SIGTERM by
-    sending the signal again to the handler it found: this one, which removes the directory and
-    then lets SIGTERM end the process as before."""
+def _metrics_dir(workers: int):
+    """Where this serve run's figures live (idp/metrics.py). One worker keeps them in its memory:
+    prometheus-client's plain values, with no file to write on each update (a third of the
+    figures' cost per request, bench/README.md "Metrics on and off"), so an inherited
+    PROMETHEUS_MULTIPROC_DIR is dropped. Several workers count in files of their own under a fresh
+    private directory (multiprocess mode), set before anything imports prometheus-client and
+    removed when serving ends; a SIGTERM before uvicorn's supervisor takes over the signals is
+    raised here, so that the directory is removed first, and then ends the process as before."""
+    if workers <= 1:
+        os.environ.pop(MULTIPROC_ENV, None)
+        yield None
+        return
     path = tempfile.mkdtemp(prefix="campusid-metrics-")  # mode 0700
     os.environ[MULTIPROC_ENV] = path
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
@@ -869,7 +875,7 @@ def serve(
 ):
     """Serve the OpenID Provider."""
     _early_logging()
-    with _metrics_dir():
+    with _metrics_dir(workers):
         svc = Services(port)
         svc.run(_loaded_keys)  # the keys exist and this CAMPUSID_SECRET_KEY opens them
         cfg = svc.settings

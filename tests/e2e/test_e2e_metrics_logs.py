@@ -130,10 +130,13 @@ def test_a_short_metrics_token_is_a_clear_error_at_start(idp_env):
     assert "Traceback" not in proc.stderr
 
 
-def test_one_worker_counts_too_and_text_logs_have_no_request_lines(env, tmp_path):
+def test_one_worker_counts_in_memory_and_text_logs_have_no_request_lines(env, tmp_path):
     from tests.idp.metrics_scenario import password_attempt
 
-    text_env = {**env, "CAMPUSID_LOG_FORMAT": "text"}
+    # one worker keeps its figures in memory: no file, not even in an inherited directory
+    inherited = tmp_path / "inherited"
+    inherited.mkdir()
+    text_env = {**env, "CAMPUSID_LOG_FORMAT": "text", "PROMETHEUS_MULTIPROC_DIR": str(inherited)}
     server = start_server(text_env)
     try:
         with httpx.Client(base_url=server.issuer, timeout=30) as c:
@@ -142,6 +145,7 @@ def test_one_worker_counts_too_and_text_logs_have_no_request_lines(env, tmp_path
             key = ("campusid_logins_total", (("outcome", "failure"),))
             assert scrape(c, "/metrics")[key] == 1
             assert c.get("/healthz").headers["x-request-id"]
+        assert list((tmp_path / "tmp").iterdir()) == [] and list(inherited.iterdir()) == []
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(30) == -signal.SIGTERM  # one worker ends by the signal, as before
         stderr = server.proc.stderr.read()

@@ -12,10 +12,11 @@ Figures are collected only where `/metrics` is on (CAMPUSID_METRICS_TOKEN set): 
 app with `/metrics` off (404) spends nothing on figures no one can read, and the CLI's processes
 (whose `Events` have no figures) count nothing either.
 
-Several worker processes (`campusid serve --workers N`) each count in files of their own under
-PROMETHEUS_MULTIPROC_DIR, which `serve` creates fresh for each run; `render()` then sums them
-all. That mode is chosen when this module is first imported (as prometheus-client chooses it),
-so the variable must be set before the workers import the app.
+One worker (`campusid serve`, `campusid demo`) counts in its own memory. Several worker processes
+(`campusid serve --workers N`) each count in files of their own under PROMETHEUS_MULTIPROC_DIR,
+which `serve` creates fresh for each such run; `render()` then sums them all. That mode is chosen
+when this module is first imported (as prometheus-client chooses it), so the variable must be set
+before the workers import the app.
 """
 
 from __future__ import annotations
