@@ -7,10 +7,16 @@ depend on what else the machine runs.
     .venv/bin/python bench/op_cost.py seed DIR --grants 1000000   # and a grown grants table (SQLite)
     .venv/bin/python bench/op_cost.py run DIR [--ops N] [--repeats R] [--only token|sso]
     .venv/bin/python bench/op_cost.py statements DIR      # the SQL statements of each operation
+    .venv/bin/python bench/op_cost.py figures DIR --ops 500 --repeats 48   # what metrics cost
     .venv/bin/python bench/op_cost.py load DIR --pid PID --ops 1000   # RSS of a running serve
     OP_COST_CALLGRIND=1 valgrind --tool=callgrind --callgrind-out-file=OUT.%p \\
         .venv/bin/python bench/op_cost.py run DIR --ops 200 --repeats 1
         # OUT.<pid>.1 holds 200 token exchanges, OUT.<pid>.2 200 SSO flows (callgrind_annotate)
+
+`figures` measures what the figures behind /metrics cost: two apps in this one process on the
+same database, one with /metrics on (CAMPUSID_METRICS_TOKEN) and one without, served windows of
+`--ops` operations in turn (ABBA, `--repeats` windows in all), so both see the same machine,
+caches and database; it prints the median CPU time per operation of each and the difference.
 
 `run` prints the CPU time per operation (median of R windows of N operations each; SSO: authorize
 with the session cookie, then the token exchange). `statements` prints each SQL statement one
@@ -374,6 +380,41 @@ def _app(data: Path):
     return create_app(load_settings())
 
 
+async def _figures(data: Path, ops: int, repeats: int, only: str | None) -> None:
+    from dataclasses import replace
+
+    from campusid.idp.app import create_app
+    from campusid.idp.settings import load_settings
+
+    client = json.loads((data / "op_cost.json").read_text())["client"]
+    _app(data)  # the environment, as `run` sets it
+    settings = load_settings()
+    apps = {True: create_app(replace(settings, metrics_token="op-cost-" + "m" * 32)), False: create_app(settings)}
+    async with _Lifespan(apps[True]), _Lifespan(apps[False]):
+        flows = {on: Flows(app, client) for on, app in apps.items()}
+        for f in flows.values():
+            await f.login()
+            for _ in range(200):  # warm every cache and statement
+                await f.exchange(await f.code())
+        for name in ("token", "sso") if only is None else (only,):
+            cost: dict[bool, list[float]] = {True: [], False: []}
+            for window in range(repeats):
+                on = window % 4 in (0, 3)  # ABBA: neither side always goes first
+                f = flows[on]
+                codes = [await f.code() for _ in range(ops)] if name == "token" else []
+                started = time.process_time()
+                if name == "token":
+                    for g in codes:
+                        await f.exchange(g)
+                else:
+                    for _ in range(ops):
+                        await f.exchange(await f.code())
+                cost[on].append((time.process_time() - started) / ops * 1e6)
+            with_, without = statistics.median(cost[True]), statistics.median(cost[False])
+            diff = f"{with_ - without:+.1f} us ({with_ / without - 1:+.1%}; {len(cost[True])} windows each)"
+            print(f"{name}: {with_:.1f} us CPU per operation with the figures, {without:.1f} without: {diff}")
+
+
 def _callgrind(option: str) -> None:
     """Under valgrind --tool=callgrind (OP_COST_CALLGRIND=1): zero the counters before a window,
     dump them after it, so a dump holds exactly the window's operations."""
@@ -442,7 +483,7 @@ async def _run(data: Path, ops: int, repeats: int, only: str | None, statements:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["seed", "run", "statements", "load"])
+    parser.add_argument("command", choices=["seed", "run", "statements", "load", "figures"])
     parser.add_argument("data", type=Path)
     parser.add_argument("--ops", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
@@ -456,6 +497,9 @@ def main() -> None:
         return
     if args.command == "load":
         asyncio.run(_load(args.data, args.url or ISSUER, args.pid, args.ops))
+        return
+    if args.command == "figures":
+        asyncio.run(_figures(args.data, args.ops, args.repeats, args.only))
         return
     asyncio.run(_run(args.data, args.ops, args.repeats, args.only, args.command == "statements"))
 
