@@ -154,9 +154,12 @@ def test_twenty_concurrent_redemptions_exactly_one_wins(server):
     assert r.status_code == 401
 
 
-def test_demo_command_prints_json_and_serves(idp_env):
-    """The README's first command runs `campusid demo`; this is that command on a free port."""
-    srv = start_server(idp_env, "--json", command="demo")
+def test_demo_command_prints_json_and_serves(idp_env, tmp_path):
+    """The README's first command runs `campusid demo`; this is that command on a free port. It is
+    one worker, whose figures stay in memory: an inherited PROMETHEUS_MULTIPROC_DIR gets no file."""
+    inherited = tmp_path / "inherited-metrics"
+    inherited.mkdir()
+    srv = start_server({**idp_env, "PROMETHEUS_MULTIPROC_DIR": str(inherited)}, "--json", command="demo")
     try:
         line = srv.proc.stdout.readline()
         info = json.loads(line)
@@ -167,6 +170,7 @@ def test_demo_command_prints_json_and_serves(idp_env):
         assert {u["username"] for u in info["users"]} >= {"alice", "bob", "admin"}
         doc = httpx.get(f"{srv.issuer}/.well-known/openid-configuration").json()
         assert doc["issuer"] == srv.issuer
+        assert list(inherited.iterdir()) == []
     finally:
         srv.stop()
 
