@@ -826,17 +826,23 @@ def _raise_terminated(signum, frame) -> None:
     raise _Terminated()
 
 
+def _figures_in_memory() -> None:
+    """One worker's figures stay in its memory (idp/metrics.py): no multiprocess directory, not
+    even one inherited from the environment. Before anything imports prometheus-client."""
+    os.environ.pop(MULTIPROC_ENV, None)
+
+
 @contextlib.contextmanager
 def _metrics_dir(workers: int):
     """Where this serve run's figures live (idp/metrics.py). One worker keeps them in its memory:
     prometheus-client's plain values, with no file to write on each update (a third of the
-    figures' cost per request, bench/README.md "Metrics on and off"), so an inherited
-    PROMETHEUS_MULTIPROC_DIR is dropped. Several workers count in files of their own under a fresh
-    private directory (multiprocess mode), set before anything imports prometheus-client and
-    removed when serving ends; a SIGTERM before uvicorn's supervisor takes over the signals is
-    raised here, so that the directory is removed first, and then ends the process as before."""
+    figures' cost per request, bench/README.md "Metrics on and off"). Several workers count in
+    files of their own under a fresh private directory (multiprocess mode), set before anything
+    imports prometheus-client and removed when serving ends; a SIGTERM before uvicorn's supervisor
+    takes over the signals is raised here, so that the directory is removed first, and then ends
+    the process as before."""
     if workers <= 1:
-        os.environ.pop(MULTIPROC_ENV, None)
+        _figures_in_memory()
         yield None
         return
     path = tempfile.mkdtemp(prefix="campusid-metrics-")  # mode 0700
@@ -894,38 +900,38 @@ def demo(
     as_json: JsonOpt = False,
 ):
     """Serve with demo users, grades and two active clients, printed at start."""
-    with _metrics_dir(1):  # one worker: its figures in memory (set before anything imports them)
-        from campusid.idp.demo import seed
+    _figures_in_memory()  # one worker
+    from campusid.idp.demo import seed
 
-        svc = Services(port)
-        svc_cfg = svc.settings
+    svc = Services(port)
+    svc_cfg = svc.settings
 
-        async def action(svc: Services) -> dict:
-            await _loaded_keys(svc)
-            return await seed(svc.store, svc.passwords, svc_cfg.issuer.canonical, int(time.time()))
+    async def action(svc: Services) -> dict:
+        await _loaded_keys(svc)
+        return await seed(svc.store, svc.passwords, svc_cfg.issuer.canonical, int(time.time()))
 
-        info = svc.run(action)
-        if as_json:
-            print(json.dumps(info), flush=True)
-        else:
-            out.print(f"[bold]campusid demo[/] at {svc_cfg.issuer.display}  (data: {svc_cfg.data_dir})")
-            users = Table("username", "password", "name", "role", "student number", title="Demo users")
-            for u in info["users"]:
-                users.add_row(u["username"], u["password"], u["name"], u["role"], u["student_number"] or "")
-            out.print(users)
-            clients = Table("client_id", "type", "redirect URIs", title="Active clients")
-            for c in info["clients"]:
-                clients.add_row(c["client_id"], c["type"], Text("\n".join(c["redirect_uris"]), overflow="fold"))
-            out.print(clients)
-            # A secret is printed whole on a line of its own: a table cell would cut or fold it to the
-            # terminal's width, and a folded secret cannot be copied.
-            for c in info["clients"]:
-                if c.get("client_secret"):
-                    out.print(f"Secret of {c['client_id']} (new at each start):", style="bold")
-                    out.print(c["client_secret"], soft_wrap=True, highlight=False, markup=False)
-            out.print(f"Discovery: {svc_cfg.issuer.canonical}/.well-known/openid-configuration   (Ctrl+C stops)")
-        sys.stdout.flush()
-        _serve(svc_cfg, host, port, 1)
+    info = svc.run(action)
+    if as_json:
+        print(json.dumps(info), flush=True)
+    else:
+        out.print(f"[bold]campusid demo[/] at {svc_cfg.issuer.display}  (data: {svc_cfg.data_dir})")
+        users = Table("username", "password", "name", "role", "student number", title="Demo users")
+        for u in info["users"]:
+            users.add_row(u["username"], u["password"], u["name"], u["role"], u["student_number"] or "")
+        out.print(users)
+        clients = Table("client_id", "type", "redirect URIs", title="Active clients")
+        for c in info["clients"]:
+            clients.add_row(c["client_id"], c["type"], Text("\n".join(c["redirect_uris"]), overflow="fold"))
+        out.print(clients)
+        # A secret is printed whole on a line of its own: a table cell would cut or fold it to the
+        # terminal's width, and a folded secret cannot be copied.
+        for c in info["clients"]:
+            if c.get("client_secret"):
+                out.print(f"Secret of {c['client_id']} (new at each start):", style="bold")
+                out.print(c["client_secret"], soft_wrap=True, highlight=False, markup=False)
+        out.print(f"Discovery: {svc_cfg.issuer.canonical}/.well-known/openid-configuration   (Ctrl+C stops)")
+    sys.stdout.flush()
+    _serve(svc_cfg, host, port, 1)
 
 
 def main() -> None:
