@@ -24,8 +24,8 @@ operation runs (SQLite: every statement through sqlite3's trace callback; Postgr
 (CAMPUSID_DATABASE_URL): the count of transactions and statements is not traced here).
 With CAMPUSID_METRICS_TOKEN in the environment the figures are collected as `campusid serve`
 collects them with one worker (in memory); with PROMETHEUS_MULTIPROC_DIR set too, in files as
-with several workers. Works on any commit whose `create_app(settings)` serves the same endpoints, so the
-same script measures the code before and after a change.
+with several workers. Works on any commit whose `create_app(settings)` serves the same endpoints,
+so the same script measures the code before and after a change.
 """
 
 from __future__ import annotations
@@ -370,25 +370,53 @@ class _Lifespan:
         await self.task
 
 
-def _app(data: Path):
+def _settings(data: Path):
+    """The settings of the measured app: this data directory, the bench's raised limits."""
     os.environ.update({**_env(data), **RAISED})
     if "OP_COST_PG" not in os.environ:
         os.environ.pop("CAMPUSID_DATABASE_URL", None)
-    from campusid.idp.app import create_app
     from campusid.idp.settings import load_settings
 
-    return create_app(load_settings())
+    return load_settings()
+
+
+def _app(data: Path):
+    from campusid.idp.app import create_app
+
+    return create_app(_settings(data))
+
+
+def _callgrind(option: str) -> None:
+    """Under valgrind --tool=callgrind (OP_COST_CALLGRIND=1): zero the counters before a window,
+    dump them after it, so a dump holds exactly the window's operations."""
+    if os.environ.get("OP_COST_CALLGRIND"):
+        subprocess.run(["callgrind_control", option, str(os.getpid())], check=True, capture_output=True)
+
+
+async def _window(flows: Flows, name: str, ops: int) -> float:
+    """CPU time per operation over `ops` token exchanges (their codes minted before the clock
+    starts) or SSO flows (authorize with the session cookie, then the exchange), in microseconds."""
+    codes = [await flows.code() for _ in range(ops)] if name == "token" else []
+    _callgrind("--zero")
+    started = time.process_time()
+    if name == "token":
+        for g in codes:
+            await flows.exchange(g)
+    else:
+        for _ in range(ops):
+            await flows.exchange(await flows.code())
+    cost = (time.process_time() - started) / ops * 1e6
+    _callgrind(f"--dump={name}")
+    return cost
 
 
 async def _figures(data: Path, ops: int, repeats: int, only: str | None) -> None:
     from dataclasses import replace
 
     from campusid.idp.app import create_app
-    from campusid.idp.settings import load_settings
 
     client = json.loads((data / "op_cost.json").read_text())["client"]
-    _app(data)  # the environment, as `run` sets it
-    settings = load_settings()
+    settings = _settings(data)
     apps = {True: create_app(replace(settings, metrics_token="op-cost-" + "m" * 32)), False: create_app(settings)}
     async with _Lifespan(apps[True]), _Lifespan(apps[False]):
         flows = {on: Flows(app, client) for on, app in apps.items()}
@@ -400,26 +428,10 @@ async def _figures(data: Path, ops: int, repeats: int, only: str | None) -> None
             cost: dict[bool, list[float]] = {True: [], False: []}
             for window in range(repeats):
                 on = window % 4 in (0, 3)  # ABBA: neither side always goes first
-                f = flows[on]
-                codes = [await f.code() for _ in range(ops)] if name == "token" else []
-                started = time.process_time()
-                if name == "token":
-                    for g in codes:
-                        await f.exchange(g)
-                else:
-                    for _ in range(ops):
-                        await f.exchange(await f.code())
-                cost[on].append((time.process_time() - started) / ops * 1e6)
+                cost[on].append(await _window(flows[on], name, ops))
             with_, without = statistics.median(cost[True]), statistics.median(cost[False])
             diff = f"{with_ - without:+.1f} us ({with_ / without - 1:+.1%}; {len(cost[True])} windows each)"
             print(f"{name}: {with_:.1f} us CPU per operation with the figures, {without:.1f} without: {diff}")
-
-
-def _callgrind(option: str) -> None:
-    """Under valgrind --tool=callgrind (OP_COST_CALLGRIND=1): zero the counters before a window,
-    dump them after it, so a dump holds exactly the window's operations."""
-    if os.environ.get("OP_COST_CALLGRIND"):
-        subprocess.run(["callgrind_control", option, str(os.getpid())], check=True, capture_output=True)
 
 
 async def _run(data: Path, ops: int, repeats: int, only: str | None, statements: bool) -> None:
@@ -460,21 +472,8 @@ async def _run(data: Path, ops: int, repeats: int, only: str | None, statements:
             return
         results: dict[str, list[float]] = {"token": [], "sso": []}
         for _ in range(repeats):
-            if only in (None, "token"):
-                codes = [await flows.code() for _ in range(ops)]
-                _callgrind("--zero")
-                started = time.process_time()
-                for g in codes:
-                    await flows.exchange(g)
-                results["token"].append((time.process_time() - started) / ops * 1e6)
-                _callgrind("--dump=token")
-            if only in (None, "sso"):
-                _callgrind("--zero")
-                started = time.process_time()
-                for _ in range(ops):
-                    await flows.exchange(await flows.code())
-                results["sso"].append((time.process_time() - started) / ops * 1e6)
-                _callgrind("--dump=sso")
+            for name in results if only is None else (only,):
+                results[name].append(await _window(flows, name, ops))
         for name, values in results.items():
             if values:
                 print(f"{name}: {statistics.median(values):.1f} us CPU per operation (median of {len(values)}: "
