@@ -111,7 +111,7 @@ def grow(db: Path, client_id: str, n: int, users: int = 100_000, days: int = 30)
     import sqlite3
 
     try:
-        from campusid.idp.protocol.ids import new_grant_id
+        from campusid.idp.oidc.rules.grant_ids import new_grant_id
     except ImportError:  # before time-ordered ids: 128 random bits, as new_token(16) made them
 
         def new_grant_id(now_ms: int) -> str:

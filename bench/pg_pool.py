@@ -44,8 +44,8 @@ async def measure(call, pool) -> float:
 
 async def main() -> None:
     theirs = await asyncpg.create_pool(DSN, min_size=8, max_size=8)
-    ours = ConnectionPool(DSN, 8)
-    await ours.open(8)
+    ours = ConnectionPool(DSN, 8, minimum=8)
+    await ours.open()
     await measure(through_asyncpg_pool, theirs), await measure(through_own_pool, ours)  # warm up
     for _ in range(5):
         a = await measure(through_asyncpg_pool, theirs)

@@ -9,7 +9,7 @@ The database is one that `bench/run.py --scale F --build-only --only sqlite` bui
 first, so the kept one is not written. One operation is what the SSO and token rows ask of the
 database: the authorization's session + consent lookup (one random live session), the grant's
 INSERT, the code's redemption (UPDATE ... RETURNING by its hash), each statement committing on its
-own, as campusid's store runs them (store/statements.py). Each configuration is a new connection
+own, as campusid's store runs them (store/grants.py). Each configuration is a new connection
 with the server's pragmas (store/sqlite.py) plus the cache and map sizes named.
 """
 

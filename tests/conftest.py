@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -30,11 +32,13 @@ def _pg_admin_url(url: str) -> tuple[str, str]:
     return base, base + "/postgres"
 
 
-@pytest.fixture
-def database_url(tmp_path):
+@contextmanager
+def fresh_database(tmp: Path) -> Iterator[str]:
+    """A database of its own, on the backend CAMPUSID_DATABASE_URL names: unset, a new SQLite file in
+    `tmp`; a postgresql URL, a new database on that server, dropped afterwards."""
     url = os.environ.get("CAMPUSID_DATABASE_URL", "")
     if not url.startswith(("postgresql", "postgres")):
-        yield f"sqlite:///{tmp_path / 'campusid.db'}"
+        yield f"sqlite:///{tmp / 'campusid.db'}"
         return
     import psycopg
 
@@ -47,22 +51,35 @@ def database_url(tmp_path):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def idp_env(tmp_path, database_url) -> dict[str, str]:
-    """Environment for one isolated IdP (a fresh data dir and database)."""
+def isolated_env(tmp: Path, database_url: str) -> dict[str, str]:
+    """Environment for one isolated IdP: a fresh data dir in `tmp`, `database_url`, a new secret key,
+    cheap argon2 parameters and no second factor asked of anyone."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAMPUSID_")}
     env.update(
         {
-            "CAMPUSID_DATA_DIR": str(tmp_path / "data"),
+            "CAMPUSID_DATA_DIR": str(tmp / "data"),
             "CAMPUSID_DATABASE_URL": database_url,
             "CAMPUSID_SECRET_KEY": secrets.token_urlsafe(48),
             "CAMPUSID_ARGON2_MEMORY_COST": "8192",
             "CAMPUSID_ARGON2_TIME_COST": "1",
-            # The suite signs admins in with a password; tests/idp/test_mfa*.py turn the policy on.
+            # The suite signs admins in with a password; the second-factor tests (tests/idp/signin/,
+            # tests/idp/accounts/test_account.py) turn the policy on.
             "CAMPUSID_MFA_REQUIRED_ROLES": "",
         }
     )
     return env
+
+
+@pytest.fixture
+def database_url(tmp_path):
+    with fresh_database(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def idp_env(tmp_path, database_url) -> dict[str, str]:
+    """Environment for one isolated IdP (a fresh data dir and database)."""
+    return isolated_env(tmp_path, database_url)
 
 
 def run_cli(env: dict, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -98,12 +115,18 @@ class Server:
         self.proc, self.issuer, self.env = proc, issuer, env
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """End a process the test started: SIGTERM, and SIGKILL if it is still there after `timeout` s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
 
 
 def start_server(
@@ -134,6 +157,39 @@ def start_server(
         time.sleep(0.05)
     proc.kill()
     raise AssertionError("server did not start within 30 s")
+
+
+# -- Redis and Chromium -------------------------------------------------------------------------
+REDIS_URL = os.environ.get("CAMPUSID_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def redis_client():
+    """A client of the suite's Redis (CAMPUSID_TEST_REDIS_URL); the test is skipped where none answers."""
+    redis = pytest.importorskip("redis")
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError:
+        pytest.skip(f"no Redis at {REDIS_URL}")
+    return client
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright drives it, it downloads no browser of its own
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture
+def chromium():
+    """Headless Chromium through Playwright's sync API, for one test; skipped where either is missing.
+    (While it runs, so does Playwright's event loop: tests/idp/helpers.run copes with that.)"""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian's chromium is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 # -- the PostgreSQL pass ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -154,13 +154,7 @@ class Nginx:
         return path.read_text() if path.exists() else ""
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_process(self.proc)
 
 
 # -- Redis --------------------------------------------------------------------------------------
@@ -193,9 +187,8 @@ class Redis:
         wait_port(self.port)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
+        if self.proc is not None:
+            stop_process(self.proc)
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------------

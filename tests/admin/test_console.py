@@ -30,7 +30,7 @@ def test_queue_is_oldest_first_and_includes_revisions(console):
     first = _submitted(console, "First")
     second = _submitted(console, "Second")
     # submitted long ago: the event's time is the app's updated_at
-    assert console.db.move_client(ClientEvent(None, first, "t", "submit", "under_review", "under_review", None, 1000))
+    assert console.db.apps.move(ClientEvent(None, first, "t", "submit", "under_review", "under_review", None, 1000))
     console.apps.propose_revision(
         "native-app",
         actor="dev",
@@ -47,11 +47,11 @@ def test_queue_is_oldest_first_and_includes_revisions(console):
 
 def test_detail_checks_each_redirect_uri_and_shows_justifications(console):
     cid = _submitted(console, "Grades", scopes=["openid", "grades.read"], justifications={"grades.read": XSS})
-    row = console.db.client(cid)
+    row = console.db.apps.get(cid)
     older_rules = ClientConfig(
         row.name, row.description, URI + ["http://localhost/cb"], row.scopes, row.justifications, None
     )
-    assert console.db.edit_client(
+    assert console.db.apps.edit(
         older_rules, ClientEvent(None, cid, "t", "edit", "under_review", "under_review", None, 1)
     )  # a row registered under older rules: the console flags it
     page = sign_in(console, "admin", "/admin").get(f"/admin/apps/{cid}").text
@@ -84,7 +84,7 @@ def test_approve_grants_only_the_chosen_sensitive_scopes(console):
         data={"csrf_token": admin_csrf(admin), "subject": "app", "grant.grades.read": "on"},
     )
     assert r.status_code == 303
-    row = console.db.client(cid)
+    row = console.db.apps.get(cid)
     assert row.state == "approved" and row.granted_scopes == ("openid", "profile", "grades.read")
 
 
@@ -100,7 +100,7 @@ def test_reject_needs_feedback_and_feedback_renders_as_text(console):
     r = admin.post(
         f"/admin/apps/{cid}/reject", data={"csrf_token": admin_csrf(admin), "subject": "app", "feedback": XSS}
     )
-    assert r.status_code == 303 and console.db.client(cid).state == "rejected"
+    assert r.status_code == 303 and console.db.apps.get(cid).state == "rejected"
     for page in (
         admin.get(f"/admin/apps/{cid}").text,
         sign_in(console, "dev").get(f"/developer/apps/{cid}").text,
@@ -122,9 +122,9 @@ def test_nobody_reviews_their_own_app(console):
 def test_suspend_and_reinstate_an_active_app_with_audit(console):
     admin = sign_in(console, "admin2", "/admin")
     r = admin.post("/admin/apps/native-app/suspend", data={"csrf_token": admin_csrf(admin), "reason": "abuse"})
-    assert r.status_code == 303 and console.db.client("native-app").state == "suspended"
+    assert r.status_code == 303 and console.db.apps.get("native-app").state == "suspended"
     r = admin.post("/admin/apps/native-app/reinstate", data={"csrf_token": admin_csrf(admin)})
-    assert r.status_code == 303 and console.db.client("native-app").state == "active"
+    assert r.status_code == 303 and console.db.apps.get("native-app").state == "active"
     audit = admin.get("/admin/audit").text
     assert "Suspended" in audit and "Reinstated" in audit and "abuse" in audit
 
@@ -138,16 +138,16 @@ def test_admin_form_without_a_valid_csrf_token_changes_nothing(console):
         assert r.status_code == 403 and "Nothing was changed" in r.text
     assert snapshot(console, cid) == before
     r = admin.post("/admin/users/alice/role", data={"role": "admin", "csrf_token": "forged"})
-    assert r.status_code == 403 and console.db.user_by_username("alice").role == "student"
+    assert r.status_code == 403 and console.db.users.by_username("alice").role == "student"
 
 
 def test_users_and_roles(console):
     admin = sign_in(console, "admin", "/admin")
     assert "alice" in admin.get("/admin/users").text
     r = admin.post("/admin/users/alice/role", data={"role": "developer", "csrf_token": admin_csrf(admin)})
-    assert r.status_code == 303 and console.db.user_by_username("alice").role == "developer"
+    assert r.status_code == 303 and console.db.users.by_username("alice").role == "developer"
     r = admin.post("/admin/users/admin/role", data={"role": "student", "csrf_token": admin_csrf(admin)})
-    assert r.status_code == 403 and console.db.user_by_username("admin").role == "admin"
+    assert r.status_code == 403 and console.db.users.by_username("admin").role == "admin"
 
 
 def test_console_in_chinese(console):

@@ -30,11 +30,11 @@ def test_no_session_is_401_json(console):
 
 def test_state_change_without_csrf_header_is_refused(console):
     client = sign_in(console, "dev")
-    count = len(console.db.clients())
+    count = len(console.db.apps.list())
     r = client.post("/api/v1/apps", json=NATIVE)
     assert r.status_code == 403 and r.json()["error"] == "csrf_failed"
     r = client.post("/api/v1/apps", json=NATIVE, headers={"X-CSRF-Token": "forged"})
-    assert r.status_code == 403 and len(console.db.clients()) == count
+    assert r.status_code == 403 and len(console.db.apps.list()) == count
 
 
 def test_full_review_workflow_through_the_api(console):

@@ -7,7 +7,6 @@ access_denied."""
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 
@@ -15,39 +14,18 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
-from tests.conftest import start_server
-from tests.idp.device_helpers import prepare
-from tests.idp.helpers import PASSWORD
-from tests.screenshots import save_screenshot
 
 from campusid.oidc_client import DeviceAccessDeniedError, DeviceAuthorization, OIDCClient
+from tests.browser.pages import Person
+from tests.screenshots import save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
+pytest.importorskip("playwright.sync_api")
 
 
 @pytest.fixture
-def served(idp_env):
-    people = (("sam", "student"), ("dev", "developer"), ("admin", "admin"))
-    prepare(idp_env, "lab-printer-bot", people=people, scopes=("openid", "profile"))
-    server = start_server(idp_env)
-    yield server, "lab-printer-bot"
-    server.stop()
-
-
-@pytest.fixture
-def chromium():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
+def served(serve):
+    return serve("lab-printer-bot", scopes=("openid", "profile")), "lab-printer-bot"
 
 
 class Device:
@@ -84,25 +62,18 @@ def test_a_person_allows_a_device_in_chromium_and_denies_the_next(served, chromi
     shown = device.code()
     assert shown.verification_uri == server.issuer + "/device"
 
-    person = chromium.new_context(locale="en-US", viewport={"width": 900, "height": 800})
-    page = person.new_page()
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    person = Person(chromium, server.issuer, "sam", viewport={"width": 900, "height": 800})
+    page = person.page
     page.goto(shown.verification_uri)
     page.fill("#user_code", shown.user_code.lower().replace("-", " "))  # typed as read
-    with page.expect_navigation():
-        page.click("#device-form button[type=submit]")
+    person.click("#device-form button[type=submit]")
     assert page.locator("#login-form").count() == 1 and "Lab Printer Bot" in page.content()
-    page.fill("#username", "sam")
-    page.fill("#password", PASSWORD)
-    with page.expect_navigation():
-        page.click("#login-form button[type=submit]")
-    assert page.url == server.issuer + "/device/consent"
+    person.idp.sign_in("sam")
+    assert page.url.startswith(server.issuer + "/consent?interaction=")  # the one consent page, for this sign-in
     assert "Lab Printer Bot" in page.inner_text("#device-consent-title")
     assert "recognise" in page.inner_text("#device-warning")
     save_screenshot(page, "device-consent.png", tmp_path)
-    with page.expect_navigation():
-        page.click("#consent-form button[value=allow]")
+    person.idp.consent("allow")
     assert page.get_attribute("#device-outcome", "data-outcome") == "allowed"
 
     outcome = device.result()
@@ -120,12 +91,10 @@ def test_a_person_allows_a_device_in_chromium_and_denies_the_next(served, chromi
     shown = second.code()
     page.goto(shown.verification_uri_complete)
     assert page.input_value("#user_code") == shown.user_code  # filled in, not submitted
-    with page.expect_navigation():
-        page.click("#device-form button[type=submit]")
-    assert page.url == server.issuer + "/device/consent"
-    with page.expect_navigation():
-        page.click("#consent-form button[value=deny]")
+    person.click("#device-form button[type=submit]")
+    assert page.url.startswith(server.issuer + "/consent?interaction=")  # the one consent page, for this sign-in
+    person.idp.consent("deny")
     assert page.get_attribute("#device-outcome", "data-outcome") == "denied"
     assert isinstance(second.result().get("error"), DeviceAccessDeniedError)
-    assert dialogs == []
+    assert person.dialogs == []
     person.close()

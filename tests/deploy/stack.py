@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 from tests.services import (
     Nginx,
     Redis,
@@ -93,11 +93,7 @@ def behind_nginx(tmp_path: Path, settings: dict[str, str], access_format: str = 
             time.sleep(0.1)
         yield stack
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_process(server, 30)
         nginx.stop()
         redis.stop()
         drop_database(database)

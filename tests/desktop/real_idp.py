@@ -19,7 +19,8 @@ from campusid.desktop.config import DesktopSettings
 from campusid.desktop.core import DesktopCore
 from tests.desktop.harness import Bridge, start_bridge
 from tests.idp.conftest import IdP
-from tests.idp.device_helpers import Clock, decide, device_app
+from tests.idp.device_helpers import decide, device_app
+from tests.idp.helpers import Clock
 
 DESKTOP_CLIENT = "campusid-desktop"
 

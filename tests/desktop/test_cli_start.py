@@ -16,17 +16,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import free_port
+
 from .fake_idp import FakeIdP
 
 BIN = Path(sys.executable).parent
 DESKTOP = str(BIN / "campusid-desktop")
 BROWSER_SCRIPT = Path(__file__).with_name("browser_login.py")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def nothing_listens(port: int) -> bool:

@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import selectors
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.conftest import free_port, stop_process
 
 pytestmark = pytest.mark.e2e
 
@@ -32,12 +33,6 @@ BROWSER_SCRIPT = Path(__file__).with_name("browser_login.py")
 
 if importlib.util.find_spec("campusid.idp") is None or not CAMPUSID.exists():
     pytest.skip("the IdP (campusid.idp and the `campusid` command) is not available yet", allow_module_level=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -71,16 +66,6 @@ def wait_for(url: str, process: subprocess.Popen[str], timeout: float = 30) -> N
         time.sleep(0.05)
 
 
-def stop(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-
-
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict]]:
     port = free_port()
@@ -102,7 +87,7 @@ def demo(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict]]:
         wait_for(info["issuer"] + "/.well-known/openid-configuration", process)
         yield process, info
     finally:
-        stop(process)
+        stop_process(process)
 
 
 def test_login_sync_offline_grades_and_session_reuse(tmp_path: Path, demo) -> None:
@@ -144,7 +129,7 @@ def test_login_sync_offline_grades_and_session_reuse(tmp_path: Path, demo) -> No
             for grade in grades:
                 assert {"course_code", "course_name", "term", "credits", "score", "grade_point"} <= set(grade)
 
-            stop(idp_process)  # the IdP and the records API are gone
+            stop_process(idp_process)  # the IdP and the records API are gone
             cached = client.get("/grades")
             assert cached.status_code == 200, cached.text
             assert cached.json()["data"]["grades"] == grades
@@ -154,7 +139,7 @@ def test_login_sync_offline_grades_and_session_reuse(tmp_path: Path, demo) -> No
             assert again.status_code == 200, again.text
             assert again.json()["data"]["reused"] is True
     finally:
-        stop(desktop)
+        stop_process(desktop)
         out, err = desktop.communicate()
     runs = [json.loads(line) for line in browser_log.read_text().splitlines()]
     assert len(runs) == 1, runs

@@ -12,8 +12,6 @@ import webbrowser  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import keyring  # noqa: E402
-import keyring.backends.fail  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("PySide6", reason="the window needs the extra 'desktop' (PySide6)")
@@ -23,18 +21,10 @@ from campusid.desktop.config import DesktopSettings  # noqa: E402
 from campusid.desktop.core import DesktopCore  # noqa: E402
 from campusid.desktop.gui.app import DesktopApp  # noqa: E402
 from campusid.desktop.gui.i18n import Texts  # noqa: E402
+from tests.desktop.harness import no_os_keyring  # noqa: E402, F401 - the session's autouse fixture
 
 BRIDGE_TOKEN = secrets.token_urlsafe(32)
 BROWSER_SCRIPT = Path(__file__).parents[1] / "desktop" / "browser_login.py"
-
-
-@pytest.fixture(autouse=True, scope="session")
-def no_os_keyring() -> Iterator[None]:
-    """Never touch a developer's keyring: the 0600-file fallback is what runs here."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture

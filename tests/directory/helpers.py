@@ -7,9 +7,7 @@ import subprocess
 
 from tests.directory.slapd import PEOPLE, SERVICE_DN, SERVICE_PW
 from tests.idp.conftest import WEB_REDIRECT
-from tests.idp.helpers import auth_params, code_exchange, form_fields, login_through_pages
-from tests.idp.test_accounts import id_claims
-from tests.idp.test_token_rules import basic
+from tests.idp.helpers import auth_params, basic, code_exchange, id_claims, login_through_pages
 
 
 def new_uid(prefix: str) -> str:
@@ -51,12 +49,3 @@ def web_sign_in(idp, username: str, password: str, scope: str = "openid profile 
             "/oauth/token", data=code_exchange(flow, code, WEB_REDIRECT), headers=basic(idp.web_id, idp.web_secret)
         )
         return {**response.json(), "claims": id_claims(idp, response)}
-
-
-def post_login(browser, username, password: str):
-    """GET /login, then POST its form with these credentials; the POST's response."""
-    page = browser.get("/login")
-    if page.status_code in (302, 303):
-        page = browser.get(page.headers["location"])
-    action, fields = form_fields(page.text, "login-form")
-    return browser.post(action, data={**fields, "username": username, "password": password})

@@ -5,40 +5,25 @@ users table says the account comes from the university directory."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
+from tests.browser.pages import SignInPage
 from tests.conftest import start_server
 from tests.directory.conftest import ldap_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
+pytest.importorskip("playwright.sync_api")
 
 
-def test_a_directory_admin_signs_in_through_the_login_page_in_chromium(idp_env, slapd):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian's chromium is not installed")
+def test_a_directory_admin_signs_in_through_the_login_page_in_chromium(idp_env, slapd, chromium):
     server = start_server({**idp_env, **ldap_env(slapd.url)})
     try:
-        with playwright_api.sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            try:
-                page = browser.new_page()
-                page.goto(f"{server.issuer}/login?next=/admin/users")
-                assert "university account" in page.locator("#account-source").inner_text()
-                page.fill("#username", "ada")
-                page.fill("#password", "ada-pw")
-                page.click("#login-form button[type=submit]")
-                page.wait_for_url(f"{server.issuer}/admin/users", timeout=30_000)
-                row = page.locator("#users tr", has_text="ada")
-                assert "University directory" in row.inner_text()
-            finally:
-                browser.close()
+        page = chromium.new_page()
+        page.goto(f"{server.issuer}/login?next=/admin/users")
+        assert "university account" in page.locator("#account-source").inner_text()
+        SignInPage(page).sign_in("ada", "ada-pw")
+        page.wait_for_url(f"{server.issuer}/admin/users", timeout=30_000)
+        row = page.locator("#users tr", has_text="ada")
+        assert "University directory" in row.inner_text()
     finally:
         server.stop()

@@ -8,9 +8,9 @@ import json
 import re
 
 from tests.conftest import free_port, run_cli
-from tests.directory.helpers import new_uid, post_login
+from tests.directory.helpers import new_uid
 from tests.directory.slapd import GROUPS, PEOPLE
-from tests.idp.helpers import auth_params, code_exchange, login_through_pages
+from tests.idp.helpers import auth_params, code_exchange, login_through_pages, post_login
 
 LOOPBACK = "http://127.0.0.1:40001/callback"
 
@@ -73,9 +73,9 @@ def test_sync_disables_people_gone_from_the_directory_and_ends_everything_they_h
     slapd.modify(f"dn: {dn}\nchangetype: delete\n")
     result = json.loads(run_cli(dir_idp.env, "directory", "sync", "--json").stdout)
     assert result == {"checked": 1, "disabled": [uid], "errors": []}
-    assert dir_idp.db.user_by_username(uid).disabled
-    assert not dir_idp.db.user_by_username("stays").disabled  # local accounts are not the directory's
-    (event,) = dir_idp.db.events(username=uid, type="user_disabled")
+    assert dir_idp.db.users.by_username(uid).disabled
+    assert not dir_idp.db.users.by_username("stays").disabled  # local accounts are not the directory's
+    (event,) = dir_idp.db.events.list(username=uid, type="user_disabled")
     assert event.detail.startswith("by directory sync") and "1 session(s) ended" in event.detail
 
     with dir_idp.client() as browser:
@@ -97,7 +97,7 @@ def test_sync_disables_nobody_when_the_directory_returns_nobody(dir_idp):
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     assert data["disabled"] == [] and "nothing was disabled" in data["errors"][0]
-    assert not dir_idp.db.user_by_username("mei").disabled
+    assert not dir_idp.db.users.by_username("mei").disabled
     down = run_cli(
         {**dir_idp.env, "CAMPUSID_LDAP_URL": f"ldap://127.0.0.1:{free_port()}"}, "directory", "sync", check=False
     )

@@ -13,8 +13,8 @@ import pytest
 
 from campusid.idp.directory import escape_filter_value, matched_name, usable_username, user_filter
 from tests.conftest import free_port
-from tests.directory.helpers import post_login, web_sign_in
-from tests.idp.helpers import form_fields
+from tests.directory.helpers import web_sign_in
+from tests.idp.helpers import login_form, post_login
 
 # each with the password of some other entry: none may sign in, none may fail with a 500
 HOSTILE = [
@@ -53,19 +53,17 @@ def test_hostile_usernames_never_sign_in_as_another_entry_and_never_500(dir_idp,
         try:
             r = post_login(browser, username, password)
         except UnicodeEncodeError:  # a lone surrogate cannot even be sent as UTF-8: send its bytes
-            page = browser.get("/login")
-            action, fields = form_fields(page.text, "login-form")
+            action, fields = login_form(browser)
             body = "&".join(f"{k}={v}" for k, v in fields.items()).encode() + b"&username=%ED%A0%80&password=mei-pw"
             r = browser.post(action, content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
         assert r.status_code in (400, 401), (r.status_code, r.text[:300])
         assert "campusid_session" not in browser.cookies
-    assert [u.username for u in dir_idp.db.users() if u.source == "directory"] == []
+    assert [u.username for u in dir_idp.db.users.list() if u.source == "directory"] == []
 
 
 def test_non_utf8_bytes_in_the_form_are_a_400(dir_idp):
     with dir_idp.client() as browser:
-        page = browser.get(browser.get("/login").headers["location"])
-        action, fields = form_fields(page.text, "login-form")
+        action, fields = login_form(browser)
         body = "&".join(f"{k}={v}" for k, v in fields.items()).encode() + b"&username=m%FF%FEei&password=mei-pw"
         r = browser.post(action, content=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
         assert r.status_code == 400 and "<form" in r.text
@@ -73,8 +71,8 @@ def test_non_utf8_bytes_in_the_form_are_a_400(dir_idp):
 
 def test_a_literal_star_in_a_uid_signs_in_only_that_entry(dir_idp):
     web_sign_in(dir_idp, "a*b", "star-pw")
-    assert dir_idp.db.user_by_username("a*b").name == "Star In Name"
-    assert dir_idp.db.user_by_username("axb") is None
+    assert dir_idp.db.users.by_username("a*b").name == "Star In Name"
+    assert dir_idp.db.users.by_username("axb") is None
 
 
 def _timed_login(idp, username="mei", password="mei-pw"):

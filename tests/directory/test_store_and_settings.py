@@ -8,7 +8,8 @@ import dataclasses
 
 import pytest
 
-from campusid.idp.directory import stable_id
+from campusid.idp.directory import Directory, stable_id
+from campusid.idp.directory_settings import DirectorySettings
 from campusid.idp.settings import SettingsError, load_settings
 from campusid.idp.store import open_store
 from campusid.idp.store.directory import DIRECTORY, NO_LOCAL_PASSWORD, directory_user_id
@@ -44,13 +45,13 @@ def store(idp_env, tmp_path):
 def test_first_sign_ins_racing_make_one_copy_and_later_ones_refresh_it(store):
     async def main():
         async with store:
-            users = await asyncio.gather(*(store.refresh_directory_user(KAI) for _ in range(8)))
+            users = await asyncio.gather(*(store.users.refresh_directory_copy(KAI) for _ in range(8)))
             assert len({u.id for u in users}) == 1
             renamed = dataclasses.replace(KAI, username="kai2", role="admin", email=None, created_at=2)
-            after = await store.refresh_directory_user(renamed)
+            after = await store.users.refresh_directory_copy(renamed)
             assert (after.id, after.username, after.role, after.email) == (users[0].id, "kai2", "admin", None)
             assert after.created_at == 1  # created once, refreshed since
-            copies = await store.directory_users()
+            copies = await store.users.directory_copies()
             assert [(c[1], c[2]) for c in copies] == [("kai2", EXTERNAL_ID)]
             # another person whose uid is now taken here: refused, nothing overwritten
             other = dataclasses.replace(
@@ -62,10 +63,25 @@ def test_first_sign_ins_racing_make_one_copy_and_later_ones_refresh_it(store):
                 created_at=3,
             )
             with pytest.raises(Conflict):
-                await store.refresh_directory_user(other)
-            assert (await store.user_by_username("kai2")).external_id == EXTERNAL_ID
+                await store.users.refresh_directory_copy(other)
+            assert (await store.users.by_username("kai2")).external_id == EXTERNAL_ID
 
     asyncio.run(main())
+
+
+def test_a_directory_name_is_kept_as_the_entry_has_it_within_the_username_limits():
+    """The local copy's username follows the accounts' rule for directory names: not trimmed, a
+    space inside kept, but at most 64 printable characters, or the entry cannot sign in."""
+    directory = Directory(DirectorySettings(urls=("ldap://127.0.0.1:9",), user_base="ou=people,dc=x"))
+
+    def person(uid: str):
+        entry = {"uid": [uid.encode()], "entryUUID": [b"6d53522c-7d25-1041-94c3-65a08057d18a"], "cn": [b"X"]}
+        return directory._person(f"uid={uid},ou=people,dc=x", entry, uid)  # no role groups: no LDAP call
+
+    for uid in ("mei", "m ei", " mei", "a" * 64):
+        assert person(uid).user.username == uid
+    for uid in ("a" * 65, "mei\u202e", "m\u00a0ei"):
+        assert person(uid) is None, repr(uid)
 
 
 def test_object_guid_reads_as_the_usual_guid_text():

@@ -9,14 +9,15 @@ import json
 import pytest
 
 from tests.conftest import run_cli
-from tests.directory.helpers import post_login, web_sign_in
+from tests.directory.helpers import web_sign_in
+from tests.idp.helpers import post_login
 
 
 def test_ldaps_with_the_ca_file_signs_in(make_idp, tls_slapd):
     server, ca, _ = tls_slapd
     idp = make_idp(server.ldaps_url, CAMPUSID_LDAP_CA_FILE=ca)
     assert web_sign_in(idp, "mei", "mei-pw")["claims"]["sub"]
-    assert idp.db.user_by_username("mei").source == "directory"
+    assert idp.db.users.by_username("mei").source == "directory"
 
 
 def test_start_tls_with_the_ca_file_signs_in(make_idp, tls_slapd):
@@ -39,4 +40,4 @@ def test_a_certificate_from_another_ca_is_refused_with_a_clear_message(make_idp,
     with idp.client() as browser:
         r = post_login(browser, "mei", "mei-pw")
         assert r.status_code == 503 and "directory cannot be reached" in r.text
-    assert idp.db.user_by_username("mei") is None
+    assert idp.db.users.by_username("mei") is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.directory.helpers import post_login
+from tests.idp.helpers import post_login
 
 
 def _operations(log: str) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet
 
-from tests.conftest import active_app, run_cli, start_server
+from tests.conftest import active_app, add_users, run_cli, start_server
 from tests.idp.helpers import PASSWORD, auth_params, code_exchange, login_through_pages
 
 pytestmark = pytest.mark.e2e
@@ -26,35 +26,16 @@ def server(idp_env):
         "alice",
         "--name",
         "Alice Zhang",
+        "--given-name",
+        "Alice",
+        "--family-name",
+        "Zhang",
         "--student-number",
         "2024001",
         "--password-stdin",
         stdin=PASSWORD + "\n",
     )
-    run_cli(
-        idp_env,
-        "users",
-        "add",
-        "dev",
-        "--name",
-        "Dev",
-        "--role",
-        "developer",
-        "--password-stdin",
-        stdin=PASSWORD + "\n",
-    )
-    run_cli(
-        idp_env,
-        "users",
-        "add",
-        "admin",
-        "--name",
-        "Admin",
-        "--role",
-        "admin",
-        "--password-stdin",
-        stdin=PASSWORD + "\n",
-    )
+    add_users(idp_env, PASSWORD, ("dev", "developer"), ("admin", "admin"))
     clients = {
         kind: active_app(idp_env, kind, kind, uri, "openid", "profile")
         for kind, uri in (("web", "https://rp.example.edu/callback"), ("native", "http://127.0.0.1/callback"))

@@ -10,7 +10,7 @@ import threading
 import httpx
 import pytest
 
-from campusid.idp.protocol.device import GRANT_TYPE
+from campusid.idp.oidc.rules.device_grant import GRANT_TYPE
 from tests.conftest import start_server
 from tests.e2e.test_e2e_two_workers import Balancer
 from tests.idp.device_helpers import decide, prepare

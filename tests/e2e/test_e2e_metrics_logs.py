@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import BIN, active_app, add_users, start_server
 from tests.e2e.test_e2e_serve_workers import two_workers, wait_for
 from tests.idp.helpers import PASSWORD, auth_params, code_exchange, login_through_pages
-from tests.idp.metrics_scenario import EXPECTED, FAILED_LIMIT, METRICS_TOKEN, run_script, scrape
+from tests.idp.web.metrics_scenario import EXPECTED, FAILED_LIMIT, METRICS_TOKEN, run_script, scrape
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1/callback"
@@ -131,7 +131,7 @@ def test_a_short_metrics_token_is_a_clear_error_at_start(idp_env):
 
 
 def test_one_worker_counts_in_memory_and_text_logs_have_no_request_lines(env, tmp_path):
-    from tests.idp.metrics_scenario import password_attempt
+    from tests.idp.web.metrics_scenario import password_attempt
 
     # one worker keeps its figures in memory: no file, not even in an inherited directory
     inherited = tmp_path / "inherited"

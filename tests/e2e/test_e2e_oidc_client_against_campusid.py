@@ -5,10 +5,7 @@ userinfo, refresh (with rotation) and revocation."""
 
 from __future__ import annotations
 
-import os
-import secrets
 import threading
-import uuid
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
@@ -24,7 +21,7 @@ from campusid.oidc_client import (
     TokenEndpointError,
     UserInfoError,
 )
-from tests.conftest import _pg_admin_url, free_port, start_server
+from tests.conftest import free_port, fresh_database, isolated_env, start_server
 from tests.idp.helpers import PASSWORD, Flow, active_client, login_through_pages, make_user
 
 pytestmark = pytest.mark.e2e
@@ -37,34 +34,8 @@ def module_env(tmp_path_factory):
     """One IdP for the whole module (a server start costs seconds); the tests use separate logins
     and each ends only the grants it created. The backend follows CAMPUSID_DATABASE_URL."""
     tmp = tmp_path_factory.mktemp("campusid-e2e")
-    url = os.environ.get("CAMPUSID_DATABASE_URL", "")
-    name = None
-    if url.startswith(("postgresql", "postgres")):
-        import psycopg
-
-        base, admin = _pg_admin_url(url.replace("postgresql+psycopg://", "postgresql://"))
-        name = f"campusid_t_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        database_url = f"postgresql+psycopg://{base.split('://', 1)[1]}/{name}"
-    else:
-        database_url = f"sqlite:///{tmp / 'campusid.db'}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAMPUSID_")}
-    env.update(
-        {
-            "CAMPUSID_DATA_DIR": str(tmp / "data"),
-            "CAMPUSID_DATABASE_URL": database_url,
-            "CAMPUSID_SECRET_KEY": secrets.token_urlsafe(48),
-            "CAMPUSID_ARGON2_MEMORY_COST": "8192",
-            "CAMPUSID_ARGON2_TIME_COST": "1",
-        }
-    )
-    yield env
-    if name is not None:
-        import psycopg
-
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database(tmp) as database_url:
+        yield isolated_env(tmp, database_url)
 
 
 @pytest.fixture(scope="module")

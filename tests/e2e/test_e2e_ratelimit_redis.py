@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import html
-import os
 import re
 
 import httpx
 import pytest
 
-from tests.conftest import free_port, run_cli, start_server
+from tests.conftest import REDIS_URL, free_port, run_cli, start_server
 from tests.idp.helpers import PASSWORD
 
-REDIS_URL = os.environ.get("CAMPUSID_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 WRONG = "not the password"
 NATIVE = "e2e-native"
-
-
-@pytest.fixture
-def redis_client():
-    redis = pytest.importorskip("redis")
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    return client
 
 
 @pytest.fixture
@@ -72,8 +59,8 @@ class Browser:
 
     def open_login(self, base: str) -> None:
         r = self.http.get(f"{base}/login")
-        if r.status_code == 303:
-            r = self.http.get(f"{base}/login")
+        if r.status_code == 303:  # a sign-in of its own, at its own address
+            r = self.http.get(base + r.headers["location"])
         assert r.status_code == 200, r.text[:300]
         self.csrf = html.unescape(re.search(r'name="csrf_token" value="([^"]*)"', r.text).group(1))
 

@@ -12,10 +12,6 @@ relying parties share a cookie name on one host."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import threading
 import time
 from urllib.parse import urlsplit
 
@@ -25,50 +21,28 @@ import pytest
 from campusid.idp.settings import load_settings
 from campusid.idp.store import open_store
 from tests.conftest import free_port, run_cli, start_server
+from tests.examples_web_client.harness import WebClientProcess
 from tests.idp.helpers import PASSWORD, form_fields, run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIGNED_OUT_ELSEWHERE = "You signed out at campusid"
 
 
-class RelyingParty:
-    """`python -m examples.web_client` on its own port, its log kept (it says what each
-    back-channel logout did)."""
+class RelyingParty(WebClientProcess):
+    """The example web client on its own port (tests/examples_web_client/harness.py), and a browser's
+    client of it; its log says what each back-channel logout did."""
 
     def __init__(self, issuer: str, client_id: str, secret: str, port: int) -> None:
-        self.port, self.url, self.lines = port, f"http://127.0.0.1:{port}", []
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAMPUSID_", "WEB_CLIENT_"))}
-        env.update(CAMPUSID_ISSUER=issuer, WEB_CLIENT_ID=client_id, WEB_CLIENT_SECRET=secret, WEB_CLIENT_PORT=str(port))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "examples.web_client"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stdout.readline, "")), daemon=True).start()
+        super().__init__(issuer, client_id, secret, port)
         self.browser = httpx.Client(base_url=self.url, timeout=10)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if self.browser.get("/").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and self.proc.poll() is None, "".join(self.lines)
-            time.sleep(0.05)
 
     def logouts(self, what: str = "local session(s) ended") -> list[str]:
         return [line for line in self.lines if "back-channel logout" in line and what in line]
 
     def stop(self) -> None:
         self.browser.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
+        super().stop()
 
 
 class Browser:
@@ -176,7 +150,7 @@ def events_of(env: dict, type_: str) -> list:
     settings = load_settings(env)
     store = open_store(settings.database_url, settings.data_dir)
     try:
-        return run(store, store.events(type=type_))
+        return run(store, store.events.list(type=type_))
     finally:
         store.close()
 

@@ -19,7 +19,7 @@ from examples.web_client import Settings, create_app
 
 from campusid.idp.settings import load_settings
 from campusid.idp.store import open_store
-from tests.conftest import Server, free_port, start_server
+from tests.conftest import Server, free_port, start_server, stop_process
 from tests.idp.helpers import active_client
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,11 +82,13 @@ class Demo:
 
 
 class WebClientProcess:
-    """`python -m examples.web_client` configured only through its environment."""
+    """`python -m examples.web_client` configured only through its environment; what it prints is
+    kept in `lines` (it says, for one, what each back-channel logout did)."""
 
     def __init__(self, issuer: str, client_id: str, secret: str, port: int) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        self.lines: list[str] = []
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CAMPUSID_", "WEB_CLIENT_"))}
         env.update(
             {
@@ -104,21 +106,16 @@ class WebClientProcess:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        threading.Thread(target=_drain, args=(self.proc.stdout,), daemon=True).start()
-        wait_until(self._up, what="the web client")
+        threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stdout.readline, "")), daemon=True).start()
+        wait_until(self._up, timeout=30, what="the web client")
 
     def _up(self) -> bool:
         if self.proc.poll() is not None:
-            raise AssertionError(f"web client exited with {self.proc.returncode}")
+            raise AssertionError(f"web client exited with {self.proc.returncode}: {''.join(self.lines)}")
         return httpx.get(self.url + "/", timeout=1).status_code == 200
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)
 
 
 class WebClientThread:

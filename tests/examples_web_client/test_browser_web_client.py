@@ -19,19 +19,19 @@ import pytest
 from examples.web_client import Settings
 
 from campusid.oidc_client import IDTokenError, OIDCClient
+from tests.browser.pages import SignInPage
+from tests.conftest import CHROMIUM
 from tests.examples_web_client.harness import Demo, WebClientProcess, WebClientThread, free_port
-from tests.idp.helpers import Flow, auth_params, login_through_pages
-from tests.idp.test_token_rules import basic
+from tests.idp.helpers import Flow, auth_params, basic, login_through_pages
 from tests.screenshots import save_screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
-CHROMIUM = "/usr/bin/chromium"
 ALICE_COURSES = {"CS101", "MA101", "PH101", "CS102", "EN101"}
 # (4*4.0 + 5*3.7 + 3*3.0 + 4*3.7 + 2*4.0) / 18 credits
 ALICE_GPA = "3.68"
 
-sync_api = pytest.importorskip("playwright.sync_api")
+pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():  # pragma: no cover - depends on the machine
     pytest.skip(f"{CHROMIUM} is not installed", allow_module_level=True)
 
@@ -67,17 +67,6 @@ def web_client(demo):
     app.stop()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
 def page(chromium):
     context = chromium.new_context(viewport={"width": 1000, "height": 720})
@@ -94,14 +83,13 @@ def sign_in_at_idp(page, demo: Demo, username: str = "alice", until: str = "#gra
     """Fill the IdP's login form, allow on the consent page when asked, and wait for ``until``.
 
     Returns whether consent was asked."""
+    idp = SignInPage(page)
     page.wait_for_selector("#login-form")
-    page.fill("#login-form input[name=username]", username)
-    page.fill("#login-form input[name=password]", demo.password(username))
-    page.click("#login-form button[type=submit]")
+    idp.sign_in(username, demo.password(username))
     page.wait_for_selector(f"#consent-form, {until}")
-    asked = page.locator("#consent-form").count() > 0
+    asked = idp.asks_consent()
     if asked:
-        page.click('#consent-form button[value="allow"]')
+        idp.consent("allow")
         page.wait_for_selector(until)
     return asked
 

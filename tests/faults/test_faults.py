@@ -25,7 +25,7 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-from tests.conftest import active_app, add_users, free_port, run_cli
+from tests.conftest import active_app, add_users, free_port, run_cli, stop_process
 from tests.e2e.test_e2e_serve_workers import workers
 from tests.faults.load import Load
 from tests.idp.helpers import PASSWORD
@@ -90,12 +90,7 @@ class Deployment:
         return Load(self.issuer, self.client_id)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc, 30)
         self._log.close()
         self.redis.stop()
         self.postgres.destroy()

@@ -3,7 +3,7 @@ are not what is under test: tests/idp/test_ratelimit.py is)."""
 
 import pytest
 
-from tests.idp.conftest import ISSUER, Console, IdP, console  # noqa: F401 - the fixtures
+from tests.idp.conftest import console, idp  # noqa: F401 - the fixtures
 
 LIMITS = {
     "CAMPUSID_LIMIT_LOGINS_PER_USER_CLIENT": "1000000/hour",
@@ -13,7 +13,5 @@ LIMITS = {
 
 
 @pytest.fixture
-def idp(idp_env):
-    instance = IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, **LIMITS})
-    yield instance
-    instance.store.close()
+def idp_settings():
+    return LIMITS

@@ -34,8 +34,6 @@ ENDPOINTS = [
     ("POST", "/logout"),
     ("GET", "/device"),
     ("POST", "/device"),
-    ("GET", "/device/consent"),
-    ("POST", "/device/consent"),
     ("GET", "/account"),
     ("POST", "/account/sessions/end"),
     ("POST", "/account/sessions/others"),

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-from campusid.idp.protocol.device import GRANT_TYPE
+from campusid.idp.oidc.rules.device_grant import GRANT_TYPE
 from tests.conftest import active_app
 from tests.deploy.stack import Stack, behind_nginx
 from tests.fuzz.corpus import ENDPOINTS, Draw, Request

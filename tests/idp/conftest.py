@@ -47,8 +47,15 @@ class IdP:
 
 
 @pytest.fixture
-def idp(idp_env) -> IdP:
-    env = {**idp_env, "CAMPUSID_ISSUER": ISSUER}
+def idp_settings() -> dict[str, str]:
+    """What this test's IdP is set to beyond the suite's environment (CAMPUSID_* variables): nothing,
+    unless a module or a conftest overrides this fixture (the second-factor policy, an issuer...)."""
+    return {}
+
+
+@pytest.fixture
+def idp(idp_env, idp_settings) -> IdP:
+    env = {**idp_env, "CAMPUSID_ISSUER": ISSUER, **idp_settings}
     instance = IdP(env)
     yield instance
     instance.store.close()

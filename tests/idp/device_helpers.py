@@ -3,26 +3,12 @@ requests, and a person deciding on the /device pages through the real HTML forms
 
 from __future__ import annotations
 
-import time
 from urllib.parse import urlsplit
 
 import httpx
 
-from campusid.idp.protocol.device import GRANT_TYPE
+from campusid.idp.oidc.rules.device_grant import GRANT_TYPE
 from tests.idp.helpers import PASSWORD, form_fields, make_user, run
-
-
-class Clock:
-    """The device grant's clock (`ctx.clock`), moved by the test instead of slept."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def device_app(
@@ -52,9 +38,9 @@ def device_app(
         await apps.activate(client_id)
         return secret
 
-    if run(idp.store, idp.store.user_by_username("dev")) is None:
+    if run(idp.store, idp.store.users.by_username("dev")) is None:
         make_user(idp.store, "dev", role="developer")
-    if run(idp.store, idp.store.user_by_username("admin")) is None:
+    if run(idp.store, idp.store.users.by_username("admin")) is None:
         make_user(idp.store, "admin", role="admin")
     return run(idp.store, create())
 
@@ -112,20 +98,25 @@ def decide(
     raise AssertionError("too many steps on the device pages")
 
 
-def prepare(env: dict, client_id: str, *, people: tuple[tuple[str, str], ...], scopes: tuple[str, ...]) -> None:
+def prepare(
+    env: dict, client_id: str | None, *, people: tuple[tuple[str, str], ...], scopes: tuple[str, ...] = ()
+) -> None:
     """The database of `env` (a served IdP's) with `people` ((username, role), password PASSWORD,
-    named after the username) and an active native app whose review granted the device grant,
-    made in process: a `campusid` command per step would cost a process start each."""
+    named after the username) and, unless `client_id` is None, an active native app whose review
+    granted the device grant, made in process: a `campusid` command per step would cost a process
+    start each."""
     from pathlib import Path
 
-    from campusid.idp.apps import AppService
+    from campusid.idp.faces import app_service
     from campusid.idp.store import open_store
 
     store = open_store(env["CAMPUSID_DATABASE_URL"], Path(env["CAMPUSID_DATA_DIR"]))
     try:
         for username, role in people:
             make_user(store, username, role=role)
-        apps = AppService(store)
+        if client_id is None:
+            return
+        apps = app_service(store)
 
         async def review() -> None:
             await apps.create(

@@ -1,5 +1,6 @@
-"""Helpers for IdP tests: an in-process app with users and clients, PKCE pairs, and a browser-like
-login through the real HTML forms."""
+"""Helpers for IdP tests: an in-process app with users and clients, PKCE pairs, a clock the test
+moves, and a browser-like sign-in through the real HTML forms (the login page, the second factor,
+consent) for the in-process app and for a served one alike."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
 
 import httpx
+from joserfc import jwt
+from joserfc.jwk import KeySet
 
-from campusid.idp.apps import AppService
-from campusid.idp.demo import add_user
+from campusid.idp.accounts import add_user
+from campusid.idp.faces import app_service
 from campusid.idp.passwords import Passwords
 from campusid.idp.store import Store
 from campusid.idp.store.rows import User
@@ -43,16 +46,32 @@ def run(store: Store, coro):
 
 
 class SyncStore:
-    """The async methods of the store (or of a service over it, `target`), called from a test's
-    synchronous code: `db.client("x")`, `apps.submit("x")`."""
+    """The async methods of the store's repositories (or of a service over it, `target`), called
+    from a test's synchronous code: `db.apps.get("x")`, `apps.submit("x")`."""
 
     def __init__(self, store: Store, target=None) -> None:
         self._store = store
         self._target = target if target is not None else store
 
     def __getattr__(self, name: str):
-        method = getattr(self._target, name)
-        return lambda *args, **kwargs: run(self._store, method(*args, **kwargs))
+        found = getattr(self._target, name)
+        if not callable(found):  # a repository: its methods, synchronously
+            return SyncStore(self._store, found)
+        return lambda *args, **kwargs: run(self._store, found(*args, **kwargs))
+
+
+class Clock:
+    """A clock the test moves instead of sleeping: called, it tells `now` (by default the time it
+    was made at)."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.now = time.time() if now is None else now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -90,10 +109,10 @@ def active_client(
     admin: str = "admin",
     sector_identifier_uri: str | None = None,
 ) -> tuple[str, str | None]:
-    apps = AppService(store)
-    if run(store, store.user_by_username(owner)) is None:
+    apps = app_service(store)
+    if run(store, store.users.by_username(owner)) is None:
         make_user(store, owner, role="developer")
-    if run(store, store.user_by_username(admin)) is None:
+    if run(store, store.users.by_username(admin)) is None:
         make_user(store, admin, role="admin")
 
     async def create_and_activate() -> tuple[str, str | None]:
@@ -157,36 +176,116 @@ def code_exchange(flow: Flow, code: str, redirect_uri: str, client_id: str | Non
     return data
 
 
+def pending_handle(csrf_token: str) -> str:
+    """The pending sign-in a page's CSRF token names (its handle, before the dot)."""
+    handle, dot, _ = csrf_token.partition(".")
+    assert dot, "the token names no pending sign-in"
+    return handle
+
+
 def callback_params(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def basic(client_id: str, secret: str) -> dict:
+    """The Authorization header of client_secret_basic (RFC 6749 2.3.1: each part form-encoded)."""
+    raw = f"{quote_plus(client_id)}:{quote_plus(secret)}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
+
+
+def id_claims(idp, token_response) -> dict:
+    """The ID token's claims, verified as a relying party would: against the published JWKS."""
+    assert token_response.status_code == 200, token_response.text
+    with idp.client() as c:
+        keys = KeySet.import_key_set(c.get("/oauth/jwks").json())
+    return jwt.decode(token_response.json()["id_token"], keys, algorithms=["RS256"]).claims
+
+
+# -- a browser on the IdP's pages ---------------------------------------------------------------
+# `client` is an httpx client: the in-process app's TestClient (its base URL is the issuer) or a
+# plain one talking to a served IdP (then `issuer` says where it is).
+def _origin(issuer: str) -> str:
+    parts = urlsplit(issuer)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _issuer_of(client: httpx.Client, issuer: str | None) -> str:
+    return (issuer or str(client.base_url)).rstrip("/")
+
+
+def follow(client: httpx.Client, r: httpx.Response, issuer: str | None = None) -> httpx.Response:
+    """Follow redirects within the IdP; stop at a page or at a redirect out of it."""
+    issuer = _issuer_of(client, issuer)
+    for _ in range(10):
+        if r.status_code not in (302, 303):
+            return r
+        location = r.headers["location"]
+        if location.startswith("/"):
+            location = _origin(issuer) + location
+        if not location.startswith(issuer + "/"):
+            return r
+        r = client.get(location)
+    raise AssertionError("too many redirects")
+
+
+def answer_pages(
+    client: httpx.Client,
+    r: httpx.Response,
+    username: str,
+    password: str = PASSWORD,
+    consent: str = "allow",
+    code=None,
+    issuer: str | None = None,
+):
+    """From `r` on, answer the IdP's pages as a person would: the login form with these credentials,
+    the second-factor form with `code()` (when `code` is given), the consent form with `consent`.
+    The callback's parameters at the first redirect out of the IdP; or the response of the first
+    page it cannot get past."""
+    issuer = _issuer_of(client, issuer)
+    for _ in range(8):
+        r = follow(client, r, issuer)
+        if r.status_code in (302, 303):
+            return callback_params(r.headers["location"])
+        if r.status_code != 200:
+            return r
+        if 'id="login-form"' in r.text:
+            form, answer = "login-form", {"username": username, "password": password}
+        elif 'id="mfa-form"' in r.text and code is not None:
+            form, answer = "mfa-form", {"code": code()}
+        elif 'id="consent-form"' in r.text:
+            form, answer = "consent-form", {"decision": consent}
+        else:
+            return r
+        action, fields = form_fields(r.text, form)
+        r = client.post(_origin(issuer) + action, data={**fields, **answer})
+    raise AssertionError("too many steps")
 
 
 def login_through_pages(
     client: httpx.Client, issuer: str, flow: Flow, username: str, password: str = PASSWORD, consent: str = "allow"
 ) -> dict[str, str]:
     """Drive authorize → login form → consent form → redirect like a browser; returns callback params."""
-    origin = _origin(issuer)
     r = client.get(f"{issuer}/oauth/authorize?{urlencode(flow.params)}")
-    for _ in range(8):
-        assert r.status_code in (200, 302, 303), (r.status_code, r.text[:500])
-        if r.status_code in (302, 303):
-            location = r.headers["location"]
-            if location.startswith("/"):
-                location = origin + location
-            if not location.startswith(issuer + "/"):
-                return callback_params(location)
-            r = client.get(location)
-        elif 'id="login-form"' in r.text:
-            action, fields = form_fields(r.text, "login-form")
-            r = client.post(origin + action, data={**fields, "username": username, "password": password})
-        elif 'id="consent-form"' in r.text:
-            action, fields = form_fields(r.text, "consent-form")
-            r = client.post(origin + action, data={**fields, "decision": consent})
-        else:
-            raise AssertionError(f"unexpected page {r.status_code}: {r.text[:500]}")
-    raise AssertionError("too many steps")
+    answered = answer_pages(client, r, username, password, consent, issuer=issuer)
+    if isinstance(answered, httpx.Response):
+        raise AssertionError(f"unexpected page {answered.status_code}: {answered.text[:500]}")
+    return answered
 
 
-def _origin(issuer: str) -> str:
-    parts = urlsplit(issuer)
-    return f"{parts.scheme}://{parts.netloc}"
+def login_form(client: httpx.Client, next_path: str | None = None) -> tuple[str, dict[str, str]]:
+    """The IdP's own login page (`/login?next=…`), its redirects followed: the form's action and
+    hidden fields."""
+    r = follow(client, client.get("/login" if next_path is None else f"/login?next={next_path}"))
+    assert r.status_code == 200, r.text[:300]
+    return form_fields(r.text, "login-form")
+
+
+def login_csrf(client: httpx.Client) -> str:
+    """The CSRF token of a fresh login form (it names the pending sign-in the form belongs to)."""
+    return login_form(client)[1]["csrf_token"]
+
+
+def post_login(client: httpx.Client, username: str, password: str = PASSWORD, next_path: str | None = None):
+    """Open the IdP's own login page and post its form with these credentials: the post's answer."""
+    action, fields = login_form(client, next_path)
+    return client.post(action, data={**fields, "username": username, "password": password})

@@ -1,5 +1,6 @@
-"""Helpers of the second-factor tests: an IdP whose policy asks admins for a factor, a driver of
-the sign-in pages that also answers the second-factor page, and TOTP enrolment through the pages."""
+"""Helpers of the second-factor tests: the settings of an IdP whose policy asks admins for a factor,
+drivers of the sign-in pages that also answer the second-factor page (on tests/idp/helpers.py's
+browser), and TOTP enrolment through the pages."""
 
 from __future__ import annotations
 
@@ -12,57 +13,25 @@ import pyotp
 from joserfc import jwt
 
 from tests.idp.conftest import ISSUER, WEB_REDIRECT, IdP
-from tests.idp.helpers import PASSWORD, callback_params, code_exchange, form_fields, run
+from tests.idp.helpers import PASSWORD, answer_pages, code_exchange, follow, form_fields, post_login, run
+
+MFA_FOR_ADMINS = {"CAMPUSID_MFA_REQUIRED_ROLES": "admin"}  # as `idp_settings`: the policy asks admins
 
 
 def mfa_idp(idp_env: dict, roles: str = "admin") -> IdP:
     return IdP({**idp_env, "CAMPUSID_ISSUER": ISSUER, "CAMPUSID_MFA_REQUIRED_ROLES": roles})
 
 
-def follow(client, r):
-    """Follow redirects within the IdP; stop at a page or at a redirect out of it."""
-    for _ in range(10):
-        if r.status_code not in (302, 303):
-            return r
-        location = r.headers["location"]
-        if location.startswith(ISSUER):
-            location = location[len(ISSUER) :]
-        if not location.startswith("/"):
-            return r
-        r = client.get(location)
-    raise AssertionError("too many redirects")
-
-
 def sign_in(client, flow, username: str, code=None, password: str = PASSWORD, consent: str = "allow"):
     """authorize → login → (second factor: `code()` gives the code) → consent → the callback's
     parameters; or the response of the first page it cannot get past."""
-    r = follow(client, client.get(f"/oauth/authorize?{urlencode(flow.params)}"))
-    for _ in range(8):
-        if r.status_code in (302, 303):
-            return callback_params(r.headers["location"])
-        if r.status_code != 200:
-            return r
-        if 'id="login-form"' in r.text:
-            action, fields = form_fields(r.text, "login-form")
-            r = follow(client, client.post(action, data={**fields, "username": username, "password": password}))
-        elif 'id="mfa-form"' in r.text:
-            if code is None:
-                return r
-            action, fields = form_fields(r.text, "mfa-form")
-            r = follow(client, client.post(action, data={**fields, "code": code()}))
-        elif 'id="consent-form"' in r.text:
-            action, fields = form_fields(r.text, "consent-form")
-            r = follow(client, client.post(action, data={**fields, "decision": consent}))
-        else:
-            return r
-    raise AssertionError("too many steps")
+    r = client.get(f"/oauth/authorize?{urlencode(flow.params)}")
+    return answer_pages(client, r, username, password, consent, code)
 
 
 def local_sign_in(client, username: str, next_path: str = "/account", code=None):
     """Sign in on the IdP's own login page, then go to `next_path`; the last response."""
-    r = follow(client, client.get("/login?next=" + next_path))
-    action, fields = form_fields(r.text, "login-form")
-    r = follow(client, client.post(action, data={**fields, "username": username, "password": PASSWORD}))
+    r = follow(client, post_login(client, username, next_path=next_path))
     if code is not None and 'id="mfa-form"' in r.text:
         action, fields = form_fields(r.text, "mfa-form")
         r = follow(client, client.post(action, data={**fields, "code": code()}))

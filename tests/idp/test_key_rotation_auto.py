@@ -51,7 +51,7 @@ def test_rotation_is_due_after_the_set_days_and_done_once(idp, browser):
     assert all(now + settings.jwks_max_age - 5 <= k["signs_from"] <= now + settings.jwks_max_age + 1 for k in added)
     assert kids(browser) == before | {k["kid"] for k in added}  # in the JWKS on the next request
     assert once()["rotated"] == []  # the newest key is new again: nothing more
-    rotated = run(idp.store, idp.store.events(type="key_rotated"))
+    rotated = run(idp.store, idp.store.events.list(type="key_rotated"))
     assert len(rotated) == 1 and all(k["kid"] in rotated[0].detail for k in added)
     # 0: only by hand
     age_keys(settings.database_url, 400 * DAY)

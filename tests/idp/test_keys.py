@@ -14,7 +14,7 @@ from tests.idp.helpers import run
 
 
 def test_private_keys_are_encrypted_at_rest(idp):
-    rows = idp.db.keys()
+    rows = idp.db.keys.list()
     assert {r.alg for r in rows} == {"RS256", "ES256"}
     for row in rows:
         assert b"PRIVATE KEY" not in row.private_enc
@@ -102,7 +102,7 @@ class KeyReads:
 
         self.tasks: list[str] = []
         self.done = threading.Event()
-        real = store.keys
+        real = store.keys.list
 
         async def keys():
             self.tasks.append(asyncio.current_task().get_name())
@@ -113,7 +113,7 @@ class KeyReads:
                 raise StoreUnavailable("the database is unreachable")
             return await real()
 
-        monkeypatch.setattr(store, "keys", keys)
+        monkeypatch.setattr(store.keys, "list", keys)
 
 
 def test_stale_keys_are_read_again_off_the_request_path(idp, monkeypatch):

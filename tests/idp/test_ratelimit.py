@@ -7,7 +7,6 @@ Retry-After, in memory and in Redis alike, so the `clock` fixture's fake clock i
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 
@@ -17,37 +16,27 @@ from starlette.testclient import TestClient
 from campusid.idp.crypto import token_hash
 from campusid.idp.issuer import canonical_issuer
 from campusid.idp.ratelimit import Limiter
+from tests.conftest import REDIS_URL
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, WEB_REDIRECT, IdP
 from tests.idp.helpers import (
     PASSWORD,
+    Clock,
     auth_params,
     callback_params,
     code_exchange,
-    form_fields,
+    login_csrf,
     login_through_pages,
     make_user,
 )
 
-REDIS_URL = os.environ.get("CAMPUSID_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 WRONG = "not the password"
 IP = "198.51.100.7"
 OTHER_IP = "203.0.113.9"
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def time(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> Clock:
+    return Clock()
 
 
 @pytest.fixture
@@ -59,7 +48,7 @@ def make_idp(idp_env, clock):
         env = {**idp_env, "CAMPUSID_ISSUER": issuer}
         env.update({f"CAMPUSID_{k.upper()}": v for k, v in settings.items()})
         instance = IdP(env)
-        instance.ctx.limiter.clock = clock.time
+        instance.ctx.limiter.clock = clock
         made.append(instance)
         return instance
 
@@ -72,21 +61,12 @@ def browser_at(idp: IdP, ip: str = IP) -> TestClient:
     return TestClient(idp.app, base_url=idp.issuer, follow_redirects=False, client=(ip, 40000))
 
 
-def open_login(client: TestClient) -> str:
-    """Show the login page (a fresh local interaction); returns its CSRF token."""
-    r = client.get("/login")
-    if r.status_code == 303:
-        r = client.get(r.headers["location"])
-    assert r.status_code == 200, r.text
-    return form_fields(r.text, "login-form")[1]["csrf_token"]
-
-
 def submit(client: TestClient, csrf: str, username: str, password: str, **headers: str):
     return client.post("/login", data={"csrf_token": csrf, "username": username, "password": password}, headers=headers)
 
 
 def sign_in(client: TestClient, username: str, password: str = PASSWORD, **headers: str):
-    return submit(client, open_login(client), username, password, **headers)
+    return submit(client, login_csrf(client), username, password, **headers)
 
 
 def assert_limited(r, at_most: int) -> int:
@@ -108,7 +88,7 @@ def test_sixth_wrong_password_gets_429_even_with_the_right_password_until_the_wi
     or not, is the first 429 (and says when to retry), until the oldest failure leaves the window."""
     idp = make_idp()
     b = browser_at(idp)
-    csrf = open_login(b)
+    csrf = login_csrf(b)
     for _ in range(5):
         r = submit(b, csrf, "alice", WRONG)
         assert r.status_code == 401 and "not correct" in r.text
@@ -129,7 +109,7 @@ def test_sixth_wrong_password_gets_429_even_with_the_right_password_until_the_wi
 def test_the_lock_applies_to_unknown_usernames_alike(make_idp):
     idp = make_idp()
     b = browser_at(idp)
-    csrf = open_login(b)
+    csrf = login_csrf(b)
     answers = [submit(b, csrf, "nobody", WRONG).status_code for _ in range(6)]
     assert answers == [401, 401, 401, 401, 401, 429]
 
@@ -144,7 +124,7 @@ def test_a_success_counts_as_no_failure_and_repeated_reauthentication_is_never_b
             b, idp.issuer, auth_params(idp.native_id, "http://127.0.0.1/callback", **extra), "alice"
         )
         assert "code" in cb, cb
-    csrf = open_login(b)
+    csrf = login_csrf(b)
     assert [submit(b, csrf, "alice", WRONG).status_code for _ in range(4)] == [401] * 4
     assert submit(b, csrf, "alice", PASSWORD).status_code == 303
 
@@ -153,8 +133,8 @@ def test_showing_the_login_page_counts_for_nothing(make_idp):
     idp = make_idp(limit_failed_per_account="2/15 minutes", limit_attempts_per_ip="2/15 minutes")
     b = browser_at(idp)
     for _ in range(40):
-        open_login(b)
-    csrf = open_login(b)
+        login_csrf(b)
+    csrf = login_csrf(b)
     assert submit(b, csrf, "alice", WRONG).status_code == 401
     assert submit(b, csrf, "alice", PASSWORD).status_code == 303
 
@@ -165,10 +145,10 @@ def test_another_account_from_the_same_ip_is_not_blocked_until_the_ip_limit(make
     make_user(idp.store, "bob")
     make_user(idp.store, "carol")
     alice_b, bob_b, carol_b = browser_at(idp), browser_at(idp), browser_at(idp)
-    csrf = open_login(alice_b)
+    csrf = login_csrf(alice_b)
     assert [submit(alice_b, csrf, "alice", WRONG).status_code for _ in range(5)] == [401] * 5
     assert sign_in(bob_b, "bob").status_code == 303  # submission 6: alice's lock is alice's alone
-    csrf = open_login(carol_b)
+    csrf = login_csrf(carol_b)
     assert [submit(carol_b, csrf, "carol", WRONG).status_code for _ in range(4)] == [401] * 4  # 7..10
     assert sign_in(bob_b, "bob").status_code == 303  # 11
     assert submit(carol_b, csrf, "carol", PASSWORD).status_code == 303  # 12: the last one this IP has
@@ -183,7 +163,7 @@ def test_another_account_from_the_same_ip_is_not_blocked_until_the_ip_limit(make
 def test_a_forged_x_forwarded_for_does_not_dodge_the_ip_limit(make_idp):
     idp = make_idp(limit_attempts_per_ip="3/15 minutes")
     b = browser_at(idp)
-    csrf = open_login(b)
+    csrf = login_csrf(b)
     for i in range(3):
         assert submit(b, csrf, "alice", WRONG, **{"X-Forwarded-For": f"192.0.2.{i}"}).status_code == 401
     r = submit(b, csrf, "alice", PASSWORD, **{"X-Forwarded-For": "192.0.2.200"})
@@ -194,7 +174,7 @@ def test_a_forged_x_forwarded_for_does_not_dodge_the_ip_limit(make_idp):
 def test_with_a_trusted_proxy_the_right_most_untrusted_forwarded_address_is_counted(make_idp):
     idp = make_idp(limit_attempts_per_ip="3/15 minutes", trusted_proxies="10.0.0.0/8")
     proxy = browser_at(idp, "10.0.0.5")
-    csrf = open_login(proxy)
+    csrf = login_csrf(proxy)
     for _ in range(3):
         assert submit(proxy, csrf, "alice", WRONG, **{"X-Forwarded-For": "203.0.113.1"}).status_code == 401
     assert_limited(submit(proxy, csrf, "alice", PASSWORD, **{"X-Forwarded-For": "203.0.113.1"}), 900)
@@ -286,26 +266,16 @@ def test_a_code_exchange_refused_for_the_rate_limit_keeps_its_code_for_the_retry
 
 
 # -- storage ----------------------------------------------------------------------------------
-def _redis():
-    redis = pytest.importorskip("redis")
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError:
-        pytest.skip(f"no Redis at {REDIS_URL}")
-    return client
-
-
-def test_redis_keys_are_namespaced_and_never_hold_a_username_or_ip_in_clear(make_idp, clock):
-    redis = _redis()
+def test_redis_keys_are_namespaced_and_never_hold_a_username_or_ip_in_clear(make_idp, clock, redis_client):
+    redis = redis_client
     idp = make_idp(redis_url=REDIS_URL)
     mine = idp.ctx.limiter
     # the same Redis, another issuer (another deployment, or another test run)
     theirs = Limiter.from_settings(idp.settings.with_(issuer=canonical_issuer("http://127.0.0.1:8001")))
-    theirs.clock = clock.time
+    theirs.clock = clock
     try:
         browser = browser_at(idp)
-        csrf = open_login(browser)
+        csrf = login_csrf(browser)
         assert [submit(browser, csrf, "alice", WRONG).status_code for _ in range(5)] == [401] * 5
         keys = [k.decode() for k in redis.scan_iter(match=f"{mine.namespace}:*")]
         assert keys
@@ -360,11 +330,11 @@ def test_when_redis_is_unreachable_logins_get_503_while_refresh_and_discovery_go
 def test_a_successful_login_after_failures_still_starts_a_server_side_session(make_idp):
     idp = make_idp()
     b = browser_at(idp)
-    csrf = open_login(b)
+    csrf = login_csrf(b)
     submit(b, csrf, "alice", WRONG)
     r = submit(b, csrf, "alice", PASSWORD)
     raw = r.cookies.get("campusid_session") or b.cookies.get("campusid_session")
-    assert idp.db.session(token_hash(raw), int(time.time())) is not None
+    assert idp.db.sessions.get(token_hash(raw), int(time.time())) is not None
 
 
 # -- client IP --------------------------------------------------------------------------------

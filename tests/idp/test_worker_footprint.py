@@ -27,9 +27,9 @@ import argon2, json, sys
 hashed = []
 real = argon2.PasswordHasher.hash
 argon2.PasswordHasher.hash = lambda self, p, **kw: hashed.append(1) or real(self, p, **kw)
-from campusid import cli
-svc = cli.Services(8000)
-svc.run(cli._loaded_keys)
+from campusid.cli.common import Services, loaded_keys
+svc = Services(8000)
+svc.run(loaded_keys)
 print(json.dumps(len(hashed)))
 """
 

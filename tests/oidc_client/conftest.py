@@ -24,6 +24,7 @@ import pytest
 from joserfc.jwk import RSAKey
 
 from campusid.oidc_client import AsyncOIDCClient, OIDCClient
+from tests.conftest import stop_process
 
 from .fake_op import CLIENT_ID, REDIRECT_URI, FakeOP
 
@@ -124,12 +125,7 @@ def node_op() -> Iterator[NodeOP]:
         assert response.status_code == 200 and response.json()["issuer"] == issuer
         yield NodeOP(issuer=issuer, web_secret=NODE_OP_WEB_SECRET)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()

@@ -19,7 +19,8 @@ from campusid.oidc_client import (
     TokenEndpointError,
 )
 from tests.idp.conftest import ISSUER, IdP
-from tests.idp.device_helpers import Clock, decide, device_app
+from tests.idp.device_helpers import decide, device_app
+from tests.idp.helpers import Clock
 
 
 class World:

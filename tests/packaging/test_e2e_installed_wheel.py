@@ -26,7 +26,7 @@ from typing import TypeVar
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 from tests.idp.helpers import auth_params, code_exchange, login_through_pages
 
 from .conftest import ROOT, Installed
@@ -108,13 +108,7 @@ def wait_until_answering(url: str, started: Started) -> None:
 
 def stop(started: Started) -> str:
     """Stops the command; its output."""
-    if started.process.poll() is None:
-        started.process.terminate()
-        try:
-            started.process.wait(10)
-        except subprocess.TimeoutExpired:
-            started.process.kill()
-            started.process.wait(10)
+    stop_process(started.process)
     return started.output()
 
 

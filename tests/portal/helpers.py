@@ -7,7 +7,7 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from tests.idp.helpers import PASSWORD, form_fields
+from tests.idp.helpers import post_login
 
 XSS = "<script>alert(1)</script>\"'><img src=x onerror=alert(1)>"
 XSS_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&#39;&gt;&lt;img src=x onerror=alert(1)&gt;"
@@ -20,11 +20,7 @@ NATIVE_URI = "http://127.0.0.1/callback"
 def sign_in(idp, username: str, next_path: str = "/developer", **headers) -> TestClient:
     """A browser-like client signed in through GET /login?next=… and the login form."""
     client = idp.client(headers=headers)
-    r = client.get(f"/login?next={next_path}")
-    assert r.status_code == 303
-    r = client.get(r.headers["location"])
-    action, fields = form_fields(r.text, "login-form")
-    r = client.post(action, data={**fields, "username": username, "password": PASSWORD})
+    r = post_login(client, username, next_path=next_path)
     assert r.status_code == 303 and r.headers["location"] == next_path, (r.status_code, r.text[:300])
     return client
 
@@ -49,7 +45,7 @@ def api_token(client: TestClient) -> str:
 
 def snapshot(idp, client_id: str) -> tuple[dict, list[dict]]:
     """The app row and its audit log, to show that a refused request changed nothing."""
-    return idp.db.client(client_id), idp.db.client_events(client_id)
+    return idp.db.apps.get(client_id), idp.db.apps.events(client_id)
 
 
 def new_app_form(csrf: str, name: str = "Timetable", uris: str = NATIVE_URI, app_type: str = "native", **extra) -> dict:

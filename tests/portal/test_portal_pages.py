@@ -58,13 +58,13 @@ def test_web_app_secret_is_shown_once_and_never_in_a_url(console):
     assert r.status_code == 201 and "location" not in r.headers
     secret = re.search(r'id="client-secret">([^<]+)<', r.text).group(1)
     client_id = _created_id(r.text)
-    assert console.db.client(client_id).secret_hash == token_hash(secret)
+    assert console.db.apps.get(client_id).secret_hash == token_hash(secret)
     again = client.get(f"/developer/apps/{client_id}")
     assert secret not in again.text and "client-secret" not in again.text
 
     rotated = client.post(f"/developer/apps/{client_id}/rotate-secret", data={"csrf_token": portal_csrf(client)})
     new_secret = re.search(r'id="client-secret">([^<]+)<', rotated.text).group(1)
-    assert new_secret != secret and console.db.client(client_id).secret_hash == token_hash(new_secret)
+    assert new_secret != secret and console.db.apps.get(client_id).secret_hash == token_hash(new_secret)
     assert new_secret not in client.get(f"/developer/apps/{client_id}").text
 
 
@@ -72,15 +72,15 @@ def test_native_app_gets_no_secret(console):
     client = sign_in(console, "dev")
     r = client.post("/developer/apps", data=new_app_form(portal_csrf(client)))
     assert r.status_code == 201 and "client-secret" not in r.text
-    assert console.db.client(_created_id(r.text)).secret_hash is None
+    assert console.db.apps.get(_created_id(r.text)).secret_hash is None
 
 
 def test_sensitive_scope_needs_a_justification(console):
     client = sign_in(console, "dev")
-    before = len(console.db.clients())
+    before = len(console.db.apps.list())
     r = client.post("/developer/apps", data=new_app_form(portal_csrf(client), **{"scope.grades.read": "on"}))
     assert r.status_code == 422 and "explain why the app needs the sensitive scope grades.read" in r.text
-    assert len(console.db.clients()) == before
+    assert len(console.db.apps.list()) == before
     r = client.post(
         "/developer/apps",
         data=new_app_form(
@@ -88,7 +88,7 @@ def test_sensitive_scope_needs_a_justification(console):
         ),
     )
     assert r.status_code == 201
-    assert console.db.client(_created_id(r.text)).justifications == {"grades.read": "Shows the transcript"}
+    assert console.db.apps.get(_created_id(r.text)).justifications == {"grades.read": "Shows the transcript"}
 
 
 def test_refused_redirect_uri_is_explained_with_the_uri_escaped(console):
@@ -118,9 +118,9 @@ def test_post_without_or_with_a_wrong_csrf_token_changes_nothing(console):
         r = client.post(f"/developer/apps/{cid}/submit", data=data)
         assert r.status_code == 403 and "The form expired or was not sent from this site" in r.text
     assert snapshot(console, cid) == before
-    count = len(console.db.clients())
+    count = len(console.db.apps.list())
     assert client.post("/developer/apps", data={**new_app_form("wrong")}).status_code == 403
-    assert len(console.db.clients()) == count
+    assert len(console.db.apps.list()) == count
 
 
 def test_chinese_text_from_accept_language(console):
@@ -133,7 +133,7 @@ def test_chinese_text_from_accept_language(console):
 
 def test_revision_of_an_active_app_keeps_serving_until_approved(console):
     dev = sign_in(console, "dev")
-    old = console.db.client("web-app")
+    old = console.db.apps.get("web-app")
     r = dev.post(
         "/developer/apps/web-app/edit",
         data={
@@ -146,13 +146,13 @@ def test_revision_of_an_active_app_keeps_serving_until_approved(console):
         },
     )
     assert r.status_code == 303 and r.headers["location"].endswith("done=revision")
-    row = console.db.client("web-app")
+    row = console.db.apps.get("web-app")
     assert row.state == "active" and row.redirect_uris == old.redirect_uris
     assert row.revision_state == "under_review"
     page = dev.get("/developer/apps/web-app").text
     assert "Change under review" in page and "https://rp.example.edu/new" in page
 
     console.apps.approve_revision("web-app", "admin2", ["student_number"])
-    row = console.db.client("web-app")
+    row = console.db.apps.get("web-app")
     assert row.redirect_uris == ("https://rp.example.edu/new",) and "student_number" in row.granted_scopes
     assert row.revision_state is None and row.state == "active"

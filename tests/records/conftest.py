@@ -9,11 +9,10 @@ from importlib import resources
 import pytest
 from joserfc import jwt
 
-from campusid.idp.protocol.tokens import records_audience
+from campusid.idp.oidc.rules.tokens import records_audience
 from campusid.records.importer import import_csv
 from tests.idp.conftest import ISSUER, NATIVE_REDIRECT, WEB_REDIRECT, IdP
-from tests.idp.helpers import auth_params, code_exchange, login_through_pages, run
-from tests.idp.test_token_rules import basic
+from tests.idp.helpers import auth_params, basic, code_exchange, login_through_pages, run
 
 GRADES_URL = "/records/v1/grades"
 

@@ -15,29 +15,19 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
+from campusid.idp import faces, metrics
 from campusid.idp import housekeeping as upkeep
-from campusid.idp import metrics
 from campusid.idp.admin.routes import routes as admin_routes
 from campusid.idp.api import create_api
+from campusid.idp.context import build_context
 from campusid.idp.error_layer import ErrorLayer, StoreOutageLog
+from campusid.idp.oidc.services import oidc
+from campusid.idp.pages import routes as shared_pages
 from campusid.idp.portal.routes import routes as portal_routes
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import (
-    account,
-    authorize,
-    device,
-    device_authorization,
-    health,
-    logout,
-    mfa,
-    pages,
-    passkeys,
-    resources,
-    token,
-)
-from campusid.idp.web.context import build_context
+from campusid.idp.web import health
 from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
 from campusid.idp.web.observe import RequestLayer
 from campusid.records.api import RecordsAPI
@@ -45,12 +35,10 @@ from campusid.records.api import RecordsAPI
 log = logging.getLogger("campusid.idp")
 STATIC = Path(__file__).parent / "web" / "static"
 _JSON_PREFIXES = ("/oauth/", "/records/", "/api/", "/.well-known/")
-# The endpoints every sign-in runs, reached without the router and middleware stack.
-HOT_ROUTES = {("GET", "/oauth/authorize"), ("POST", "/login"), ("POST", "/oauth/token"), ("GET", "/oauth/userinfo")}
 
 
 class IdentityProvider(Starlette):
-    """Starlette with a direct way in for HOT_ROUTES.
+    """Starlette with a direct way in for the hot routes (each face's HOT, and the login POST).
 
     A request whose method and path are exactly one of them goes straight to its endpoint (found
     in the same route table), as Starlette's Route would call it, skipping the exception
@@ -90,13 +78,14 @@ class IdentityProvider(Starlette):
 
 
 def _direct(routes: list, prefix: str) -> dict:
-    """(method, full path) -> (route template, endpoint) of the HOT_ROUTES in `routes`."""
+    """(method, full path) -> (route template, endpoint) of the hot routes in `routes`."""
+    hot = faces.hot_routes() | shared_pages.HOT
     return {
         (method, prefix + route.path): (route.path, route.endpoint)
         for route in routes
         if isinstance(route, Route)
         for method in route.methods or ()
-        if (method, route.path) in HOT_ROUTES
+        if (method, route.path) in hot
     }
 
 
@@ -109,41 +98,11 @@ def _api(ctx, errors: dict):
 
 
 def _routes(ctx, errors: dict) -> list:
-    records = RecordsAPI(ctx.validator, ctx.store)
+    records = RecordsAPI(oidc(ctx).validator, ctx.store)
     return [
-        Route("/.well-known/openid-configuration", resources.make_discovery(ctx), methods=["GET"]),
-        Route("/oauth/authorize", authorize.authorize, methods=["GET", "POST"]),
-        Route("/oauth/token", token.token, methods=["POST"]),
-        Route("/oauth/token", token.token_preflight, methods=["OPTIONS"]),
-        Route("/oauth/device_authorization", device_authorization.device_authorization, methods=["POST"]),
-        Route("/oauth/jwks", resources.jwks, methods=["GET"]),
-        Route("/oauth/userinfo", resources.userinfo, methods=["GET", "POST"]),
-        Route("/oauth/revoke", resources.revoke, methods=["POST"]),
-        Route("/oauth/introspect", resources.introspect, methods=["POST"]),
-        Route("/login", pages.login_get, methods=["GET"]),
-        Route("/login", pages.login_post, methods=["POST"]),
-        Route("/login/mfa", mfa.mfa_get, methods=["GET"]),
-        Route("/passkey/options", passkeys.options_post, methods=["POST"]),
-        Route("/passkey", passkeys.passkey_post, methods=["POST"]),
-        Route("/login/mfa", mfa.mfa_post, methods=["POST"]),
-        Route("/account", account.account_get, methods=["GET"]),
-        Route("/account/sessions/end", account.end_session_post, methods=["POST"]),
-        Route("/account/sessions/others", account.signout_others_post, methods=["POST"]),
-        Route("/account/apps/revoke", account.revoke_app_post, methods=["POST"]),
-        Route("/account/security/totp", mfa.totp_get, methods=["GET"]),
-        Route("/account/security/totp", mfa.totp_post, methods=["POST"]),
-        Route("/account/security/factor/remove", account.remove_factor_post, methods=["POST"]),
-        Route("/account/security/recovery-codes", account.recovery_codes_post, methods=["POST"]),
-        Route("/account/security/password", account.password_post, methods=["POST"]),
-        Route("/consent", pages.consent_get, methods=["GET"]),
-        Route("/consent", pages.consent_post, methods=["POST"]),
-        Route("/logout", logout.logout, methods=["GET", "POST"]),
-        Route("/device", device.device_get, methods=["GET"]),
-        Route("/device", device.device_post, methods=["POST"]),
-        Route("/device/consent", device.device_consent_get, methods=["GET"]),
-        Route("/device/consent", device.device_consent_post, methods=["POST"]),
+        *faces.routes(ctx),
+        *shared_pages.routes(),
         Route("/records/v1/grades", records.grades_endpoint, methods=["GET"]),
-        Route("/", pages.home, methods=["GET"]),
         Route("/healthz", health.healthz, methods=["GET"]),
         Route("/readyz", health.readyz, methods=["GET"]),
         Route("/metrics", health.metrics_endpoint, methods=["GET"]),
@@ -156,7 +115,9 @@ def _routes(ctx, errors: dict) -> list:
 
 def create_app(settings: Settings, store: Store | None = None, *, housekeeping: bool = False) -> IdentityProvider:
     store = store or open_store(settings.database_url, settings.data_dir)
-    ctx = build_context(settings, store)
+    ctx = build_context(settings, store, faces.registrations())
+    shared_pages.install(ctx)
+    faces.install(ctx)
 
     def _relative(request: Request) -> str:
         path = request.url.path
@@ -211,8 +172,9 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
         try:
             await ctx.keys.load()
             tasks.append(asyncio.create_task(ctx.keys.refresh_forever(), name="campusid-key-refresh"))
-            # Every worker drains the back-channel logout queue (idp/backchannel.py).
-            tasks.append(asyncio.create_task(ctx.backchannel.run_forever(), name="campusid-backchannel-logout"))
+            # every worker does each face's background work (OIDC: the back-channel logout queue)
+            for name, work in faces.background(ctx).items():
+                tasks.append(asyncio.create_task(work(), name=name))
             if housekeeping and upkeep.wanted(settings):
                 tasks.append(
                     asyncio.create_task(

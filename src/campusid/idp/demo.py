@@ -1,16 +1,17 @@
 """Demo data for `campusid demo`: users, grades and two active clients, created idempotently
-through the same services the CLI uses (so the review workflow is exercised for real)."""
+through the same services the CLI uses (so the account rules and the review workflow are
+exercised for real)."""
 
 from __future__ import annotations
 
 import secrets
-import uuid
 from importlib import resources
 
+from campusid.idp import faces
+from campusid.idp.accounts import add_user
 from campusid.idp.apps import AppService
 from campusid.idp.passwords import Passwords
 from campusid.idp.store import Store
-from campusid.idp.store.rows import User
 from campusid.records.importer import import_csv
 
 DESKTOP_CLIENT = "campusid-desktop"
@@ -61,41 +62,10 @@ USERS = [
 ]
 
 
-async def add_user(
-    store: Store,
-    passwords: Passwords,
-    *,
-    username: str,
-    name: str,
-    password: str,
-    role: str = "student",
-    student_number: str | None = None,
-    given_name: str | None = None,
-    family_name: str | None = None,
-    email: str | None = None,
-    now: int,
-) -> User:
-    """Add a local user (Conflict when the username or student number is taken)."""
-    return await store.add_user(
-        User(
-            id=uuid.uuid4().hex,
-            username=username,
-            name=name,
-            given_name=given_name,
-            family_name=family_name,
-            email=email,
-            student_number=student_number,
-            role=role,
-            password_hash=passwords.hash(password),
-            created_at=now,
-        )
-    )
-
-
 async def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
     """Create, submit, approve and activate a demo client; returns a fresh secret for web clients."""
     client_id = spec["client_id"]
-    if await store.client(client_id) is None:
+    if await store.apps.get(client_id) is None:
         await apps.create(**spec)
     state = (await apps.get(client_id)).state
     if state in ("draft", "rejected"):
@@ -116,14 +86,14 @@ async def _ensure_client(apps: AppService, store: Store, **spec) -> str | None:
 async def seed(store: Store, passwords: Passwords, issuer: str, now: int) -> dict:
     users_out = []
     for user in USERS:
-        if await store.user_by_username(user["username"]) is None:
+        if await store.users.by_username(user["username"]) is None:
             await add_user(store, passwords, now=now, **user)
         users_out.append({k: user[k] for k in ("username", "password", "name", "role", "student_number")})
     data = resources.files("campusid.records").joinpath("demo_grades.csv").read_bytes()
     report = await import_csv(store, data)
     if not report.ok:  # pragma: no cover - the shipped file is valid
         raise RuntimeError(f"demo grades are invalid: {report.errors}")
-    apps = AppService(store)
+    apps = faces.app_service(store)
     await _ensure_client(
         apps,
         store,

@@ -11,7 +11,8 @@ The rules, each in one function:
 - `usable_password`: an empty or blank password is refused before any bind — a simple bind with
   an empty password is an unauthenticated bind (RFC 4513 5.1.2) that servers answer as success.
 - `usable_username` and `user_filter`: the username is taken as typed, checked for what no
-  directory name holds, and escaped (RFC 4515 3) before it is put in the filter.
+  directory name holds, and escaped (RFC 4515 3) before it is put in the filter. The name kept
+  for the local copy meets the accounts' username rule for directory names (accounts/rules.py).
 - `matched_name`: the entry found must carry the typed name as its login attribute's value, so a
   name that LDAP matching would bend (spaces, RFC 4518) never signs into another entry.
 - `stable_id`: the entry's entryUUID (RFC 4530) or objectGUID, never the username.
@@ -34,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from campusid.idp.accounts import rules
 from campusid.idp.directory_settings import DirectorySettings
 from campusid.idp.store.directory import DIRECTORY, NO_LOCAL_PASSWORD, directory_user_id
 from campusid.idp.store.rows import User
@@ -43,7 +45,13 @@ log = logging.getLogger("campusid.directory")
 MAX_USERNAME = 256
 STUDENT = "student"
 # What the users table holds at most (longer directory values are cut, never refused)
-_LIMITS = {"name": 200, "given_name": 100, "family_name": 100, "email": 254, "student_number": 32}
+_LIMITS = {
+    "name": rules.MAX_NAME,
+    "given_name": rules.MAX_GIVEN_NAME,
+    "family_name": rules.MAX_FAMILY_NAME,
+    "email": rules.MAX_EMAIL,
+    "student_number": rules.MAX_STUDENT_NUMBER,
+}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # An ExtendedRequest for StartTLS (RFC 4511 4.14.1), message id 1, in BER
 _START_TLS_OID = b"1.3.6.1.4.1.1466.20037"
@@ -342,7 +350,10 @@ class Directory:
         if raw_id is None or name is None:
             log.warning("a directory entry has no %s: it cannot sign in", s.attr_id)
             return None
-        if len(name) > 64:
+        if not rules.directory_username_fits(name):  # the account rule, on the name as the entry has it
+            log.warning(
+                "a directory entry's login name is not 1-%d printable characters: it cannot sign in", rules.MAX_USERNAME
+            )
             return None
         external_id = stable_id(s.attr_id, raw_id)[:255]
         user = User(
@@ -469,12 +480,12 @@ async def sync(
 ) -> dict[str, Any]:
     """`campusid directory sync`: every local copy whose directory entry is gone (its stable
     identifier no longer found under the user base and filter) is disabled — its sessions end and
-    its grants and refresh tokens are revoked in the same transaction (store.disable_user). A
+    its grants and refresh tokens are revoked in the same transaction (store.users.disable). A
     directory that answers with nobody at all disables nobody: that is a wrong base or filter,
     not a university without people. One JSON-able object: checked, disabled, errors."""
     from campusid.idp import events as ev
 
-    copies = await store.directory_users()
+    copies = await store.users.directory_copies()
     try:
         present = await directory.stable_ids(progress)
     except DirectoryUnavailable as exc:
@@ -494,7 +505,7 @@ async def sync(
         if external_id in present or disabled_at is not None:
             continue
         try:
-            ended = await store.disable_user(user_id, now)
+            ended = await store.users.disable(user_id, now)
         except Exception as exc:  # one account's failure must not stop the others
             errors.append(f"{username}: {exc}")
             continue

@@ -107,6 +107,6 @@ class Events:
             _clip(ip, _MAX_NAME),
             detail[:MAX_DETAIL],
         )
-        await self._store.record_event(event)
+        await self._store.events.record(event)
         self.figures.count_event(type)  # the event's figure, counted where the event is (idp/metrics.py)
         return event

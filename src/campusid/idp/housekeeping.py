@@ -7,7 +7,7 @@ the database), so across every worker and host one purge or rotation runs at a t
 decided under that lock after reading the keys from the database, so of several workers due at
 once exactly one adds keys: the others find the new ones.
 
-The rules of what can be deleted are in store/housekeeping.py; docs/operations.md describes both.
+The rules of what can be deleted are in store/janitor.py; docs/operations.md describes both.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ROTATION_CHECK_SECONDS = 3600
 
 async def purge(store: Store, settings: Settings, now: int, *, dry_run: bool = False) -> dict[str, int]:
     """Delete (or count) what can never be used again, in bounded batches; the number per kind."""
-    return await store.purge(
+    return await store.janitor.purge(
         now=now,
         tokens_before=now - settings.max_token_lifetime,
         events_before=now - settings.events_retention_days * DAY,
@@ -55,7 +55,7 @@ async def run_once(
     store: Store, keys: KeyManager, events: Events, settings: Settings, *, purging: bool = True
 ) -> dict | None:
     """One housekeeping run if this worker gets the lock (None otherwise): the key check, then the purge."""
-    async with store.housekeeping_lock() as held:
+    async with store.janitor.lock() as held:
         if not held:
             return None
         rotated = await rotate_keys_if_due(keys, events, settings)

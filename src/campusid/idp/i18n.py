@@ -280,6 +280,15 @@ _TEXT: dict[str, tuple[str, str]] = {
         "and try again.",
         "你所在网络输入的错误代码过多。为了你的安全，请等待 {minutes} 分钟后重试。",
     ),
+    "consent.title": ("Allow {app}?", "允许 {app} 访问？"),
+    "consent.lead": ("Signed in as {name}. {app} ({host}) asks to:", "当前用户：{name}。{app}（{host}）请求："),
+    "consent.allow": ("Allow", "允许"),
+    "consent.deny": ("Deny", "拒绝"),
+    "consent.hint": (
+        "You can change your mind later; the application will have to ask again.",
+        "你之后可以随时撤销；撤销后该应用需要重新征得你的同意。",
+    ),
+    "consent.choose": ("Choose Allow or Deny.", "请选择“允许”或“拒绝”。"),
     "device.consent.title": ("Sign in {app} on your device?", "允许 {app} 在你的设备上登录？"),
     "device.consent.lead": (
         "Signed in as {name}. The device that showed you the code runs {app} and asks to:",
@@ -408,8 +417,8 @@ _TEXT: dict[str, tuple[str, str]] = {
     "account.password_changed": ("Your password was changed.", "密码已修改。"),
     "account.password_wrong": ("The current password is not correct.", "当前密码不正确。"),
     "account.password_short": (
-        "The new password must be 10 to 1024 characters.",
-        "新密码长度须为 10 到 1024 个字符。",
+        "The new password must be {min} to {max} characters.",
+        "新密码长度须为 {min} 到 {max} 个字符。",
     ),
     "account.done.session": ("That session was signed out.", "该会话已退出。"),
     "account.done.others": ("Every other session was signed out.", "所有其他会话均已退出。"),

@@ -79,7 +79,7 @@ class KeyManager:
     async def _add(self, alg: str, activates_at: int) -> str:
         kid = f"{alg.lower()}-{time.strftime('%Y%m%d', time.gmtime())}-{new_token(6)}"
         key = _generate(alg, kid)
-        await self._store.add_key(
+        await self._store.keys.add(
             SigningKey(
                 kid=kid,
                 alg=alg,
@@ -93,7 +93,7 @@ class KeyManager:
 
     async def load(self) -> None:
         """Create the first key of each algorithm, active at once (first start only), and read them."""
-        have = {row.alg for row in await self._store.keys()}
+        have = {row.alg for row in await self._store.keys.list()}
         for alg in ALGS:
             if alg not in have:
                 await self._add(alg, int(time.time()))
@@ -117,19 +117,19 @@ class KeyManager:
         ]
         await self.reload()
         published = {k.kid for k in self._published(now)}
-        await self._store.delete_keys(k.kid for k in self._keys if k.kid not in published)
+        await self._store.keys.delete(k.kid for k in self._keys if k.kid not in published)
         await self.reload()
         return added
 
     async def due_for_rotation(self, max_age: int) -> bool:
         """Whether the newest key in the database (another worker's included) is `max_age` seconds
         old or older (never before `load` has made the first keys)."""
-        rows = await self._store.keys()
+        rows = await self._store.keys.list()
         return bool(rows) and int(time.time()) - max(row.created_at for row in rows) >= max_age
 
     # -- cache ----------------------------------------------------------------------------
     async def reload(self) -> None:
-        rows = await self._store.keys()
+        rows = await self._store.keys.list()
         known = {k.kid: k.private for k in self._keys}
         keys: list[_Key] = []
         for row in rows:

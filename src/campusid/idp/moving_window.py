@@ -25,7 +25,13 @@ from typing import Protocol
 
 
 class CountersUnavailable(RuntimeError):
-    """The counter store cannot be reached (Redis down, timed out)."""
+    """The counter store cannot be reached (Redis down, timed out). `timed_out`: the attempt
+    waited for an answer that never came (a hung Redis, a host that does not answer), rather than
+    being refused at once (Redis stopped or restarting), so trying again costs a wait."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class MovingWindows(Protocol):
@@ -86,9 +92,14 @@ class MemoryWindows:
 # One sorted set per key, scored by event time. KEYS[1]: the key; ARGV: now, window, limit,
 # a member unique to this event, whether to count it (1) or only ask (0). Returns the time at
 # which the oldest counted event stops counting as a string (Lua numbers lose digits), or false.
+# The same event sent twice (a retry after a connection broke before its answer was read) is
+# answered as the first time: already counted, so not refused for the place it took itself.
 _HIT = """
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if ARGV[5] == '1' and redis.call('ZSCORE', KEYS[1], ARGV[4]) then
+  return false
+end
 if redis.call('ZCARD', KEYS[1]) >= limit then
   return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
 end
@@ -104,7 +115,20 @@ class RedisWindows:
     """Counters in Redis, shared by every worker using the same URL, through redis-py's asyncio
     client (no blocking call on the event loop). Each answer is one round trip running one Lua
     script, so concurrent workers cannot both take the last place in a window. Keys expire a
-    window after their last event."""
+    window after their last event.
+
+    When Redis goes away and comes back (restarted, failed over, CLIENT KILL, an idle timeout), the
+    pool still holds the connections Redis closed and lends them out: redis-py 8.1 does not check
+    a connection for the server's close when lending it (its default for maintenance
+    notifications skips that check: redis-py #4252, fixed in 8.2), and no such check sees a
+    connection dropped without a close or closed while the command is on its way. The command is
+    then answered "Connection closed by server", and connections made by `from_url` are not
+    retried. Hence one retry, at once, on ConnectionError: the connection is opened again and the
+    same command sent (the script loaded again if that Redis lost it; the script answers a
+    repeated event as the first time), so the first request after Redis is back is counted,
+    whichever worker has it. A timeout is not retried, so a Redis that does not answer is waited
+    for once; and no request pays a round trip to check its connection beforehand (no
+    health_check_interval)."""
 
     # An unreachable Redis must answer quickly: a login waits for it (and is refused), a token
     # request waits for it (and is served uncounted).
@@ -122,8 +146,12 @@ class RedisWindows:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             from redis.asyncio import Redis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+            from redis.exceptions import ConnectionError as BrokenConnection
 
-            self._client = Redis.from_url(self._url, **self.TIMEOUTS)
+            retry = Retry(NoBackoff(), 1, supported_errors=(BrokenConnection,))
+            self._client = Redis.from_url(self._url, retry=retry, **self.TIMEOUTS)
             self._script = self._client.register_script(_HIT)
             self._loop = loop
         return self._script
@@ -131,11 +159,12 @@ class RedisWindows:
     async def _run(self, key: str, limit: int, window: float, now: float, count: bool) -> float | None:
         from redis.exceptions import RedisError
 
-        member = f"{now!r}:{os.urandom(6).hex()}"  # two events at the same instant both count
+        # two events at the same instant both count; a retry of this one sends the same member
+        member = f"{now!r}:{os.urandom(6).hex()}"
         try:
             answer = await self._redis()(keys=[key], args=[repr(now), repr(window), limit, member, int(count)])
         except (RedisError, OSError) as exc:
-            raise CountersUnavailable(f"{type(exc).__name__}: {exc}") from None
+            raise _unavailable(exc) from None
         return None if answer is None else float(answer) + window
 
     async def hit(self, key: str, limit: int, window: float, now: float) -> float | None:
@@ -152,9 +181,18 @@ class RedisWindows:
         try:
             await self._client.ping()
         except (RedisError, OSError) as exc:
-            raise CountersUnavailable(f"{type(exc).__name__}: {exc}") from None
+            raise _unavailable(exc) from None
 
     async def close(self) -> None:
         client, self._client = self._client, None
         if client is not None and self._loop is asyncio.get_running_loop():
             await client.aclose()
+
+
+def _unavailable(exc: Exception) -> CountersUnavailable:
+    from redis.exceptions import TimeoutError as NoAnswer
+
+    # redis-py raises its own TimeoutError for socket_timeout and socket_connect_timeout; the
+    # built-in one (socket.timeout, asyncio's) may come from below it.
+    timed_out = isinstance(exc, (NoAnswer, TimeoutError))
+    return CountersUnavailable(f"{type(exc).__name__}: {exc}", timed_out=timed_out)

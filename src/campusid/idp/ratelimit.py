@@ -21,8 +21,10 @@ is counted in (tests substitute it).
 When the counters cannot be reached, password submissions fail closed (503 and a human message:
 a brute force must not get through a Redis outage) while codes and tokens fail open (their limits
 only shed load). The log says so in one line when the outage begins and one when it ends, never
-a line per request; meanwhile the counters are tried again at most once every PROBE_EVERY seconds,
-so requests do not each wait for an unreachable Redis to time out.
+a line per request. While a Redis that does not answer makes attempts time out, the counters are
+tried again at most once every PROBE_EVERY seconds, so requests do not each wait for it; while
+it refuses at once (stopped, restarting), every request tries, since that costs nothing, and so
+the first one after Redis is back is counted and served instead of answered 503 from memory.
 """
 
 from __future__ import annotations
@@ -41,14 +43,14 @@ from starlette.requests import Request
 
 from campusid.idp import metrics
 from campusid.idp.crypto import derive_key
+from campusid.idp.errors import TooManyRequests
 from campusid.idp.moving_window import CountersUnavailable, MemoryWindows, MovingWindows, RedisWindows
-from campusid.idp.protocol.errors import SlowDown
 from campusid.idp.settings import Settings
 
 log = logging.getLogger("campusid.ratelimit")
 
 UNAVAILABLE_RETRY = 10  # Retry-After of a password submission refused while the counters are down
-PROBE_EVERY = 1.0  # seconds between two attempts to reach counters that were unreachable
+PROBE_EVERY = 1.0  # seconds between two attempts to reach counters whose last attempt timed out
 # derived keys kept per (kind, identifier); the dict is emptied when full. Longer identifiers are
 # not kept, so the cache stays small whatever a caller passes in.
 _ID_CACHE_SIZE = 4096
@@ -160,6 +162,7 @@ class Limiter:
         self.probe_every = PROBE_EVERY
         self._down_since: float | None = None  # time.monotonic() when the counters became unreachable
         self._failed_at = 0.0  # time.monotonic() of the last failure to reach them
+        self._timed_out = False  # whether that failure, during this outage, was a wait in vain
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limiter:
@@ -261,7 +264,7 @@ class Limiter:
         return self._seconds(until)
 
     async def token_request(self, client_id: str) -> None:
-        """One token endpoint request of an authenticated client; raises SlowDown when over.
+        """One token endpoint request of an authenticated client; raises TooManyRequests when over.
         Fails open: tokens only shed load."""
         try:
             until = await self._count(self.windows.hit, self._id("token", client_id), self.limits.token_per_client)
@@ -270,7 +273,9 @@ class Limiter:
         if until is not None:
             self.figures.rate_limited("token_per_client")
             retry = self._seconds(until)
-            raise SlowDown(f"too many token requests from this client; retry after {retry} seconds", retry_after=retry)
+            raise TooManyRequests(
+                f"too many token requests from this client; retry after {retry} seconds", retry_after=retry
+            )
 
     @staticmethod
     def message(seconds: int) -> str:
@@ -278,8 +283,10 @@ class Limiter:
 
     # -- counting ----------------------------------------------------------------------------
     async def _count(self, op, key: str, item: RateLimitItem) -> float | None:
-        if self._down_since is not None and time.monotonic() < self._failed_at + self.probe_every:
-            raise CountersUnavailable("not tried again yet")
+        # Only a timeout is worth not repeating: a refusal is answered at once, and holding the
+        # outage for probe_every after one would refuse sign-ins after Redis is back.
+        if self._timed_out and time.monotonic() < self._failed_at + self.probe_every:
+            raise CountersUnavailable("not tried again yet", timed_out=True)
         try:
             until = await op(key, item.amount, item.get_expiry(), self.clock())
         except CountersUnavailable as exc:
@@ -291,6 +298,7 @@ class Limiter:
                 time.monotonic() - self._down_since,
             )
             self._down_since = None
+            self._timed_out = False
         return until
 
     def _unreachable(self, exc: CountersUnavailable) -> None:
@@ -303,6 +311,7 @@ class Limiter:
                 exc,
             )
         self._failed_at = now
+        self._timed_out = exc.timed_out
 
     def _closed(self) -> Refusal:
         return Refusal(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from campusid.idp.crypto import Sealer, new_token
-from campusid.idp.protocol import mfa
+from campusid.idp.signin import mfa
 from campusid.idp.store import Store
 from campusid.idp.store.factors import TOTP
 from campusid.idp.store.rows import Factor, User
@@ -42,10 +42,10 @@ class SecondFactors:
         self.clock = clock
 
     async def factors(self, user_id: str) -> list[Factor]:
-        return await self.store.factors(user_id)
+        return await self.store.factors.list(user_id)
 
     async def has_factor(self, user_id: str) -> bool:
-        return bool(await self.store.factors(user_id))
+        return bool(await self.store.factors.list(user_id))
 
     async def start_totp(self, user: User) -> Enrolment:
         secret = mfa.new_totp_secret()
@@ -64,14 +64,14 @@ class SecondFactors:
             confirmed_at=None,
             last_used_at=None,
         )
-        await self.store.start_totp(factor)
+        await self.store.factors.start_totp(factor)
         return self._enrolment(user, factor.id, secret)
 
     async def pending_enrolment(self, user: User, factor_id: str) -> Enrolment | None:
         """The enrolment still waiting for its first code (shown again after a wrong one)."""
         if not factor_id or len(factor_id) > 64:
             return None
-        factor = await self.store.pending_totp(user.id, factor_id)
+        factor = await self.store.factors.pending_totp(user.id, factor_id)
         return self._enrolment(user, factor.id, self._secret(factor)) if factor is not None else None
 
     def _enrolment(self, user: User, factor_id: str, secret: str) -> Enrolment:
@@ -86,7 +86,7 @@ class SecondFactors:
         parsed = mfa.parse_code(raw_code)
         if parsed is None or parsed[0] != "totp" or not factor_id or len(factor_id) > 64:
             return None
-        factor = await self.store.pending_totp(user_id, factor_id)
+        factor = await self.store.factors.pending_totp(user_id, factor_id)
         if factor is None:
             return None
         step = mfa.totp_step(self._secret(factor), parsed[1], self.clock())
@@ -94,7 +94,7 @@ class SecondFactors:
             return None
         codes = mfa.new_recovery_codes()
         hashes = [self._digests.digest(c) for c in codes]
-        if not await self.store.confirm_totp(factor.id, user_id, step, int(self.clock()), hashes):
+        if not await self.store.factors.confirm_totp(factor.id, user_id, step, int(self.clock()), hashes):
             return None
         return [mfa.show_recovery_code(c) for c in codes]
 
@@ -107,28 +107,34 @@ class SecondFactors:
         kind, code = parsed
         now = int(self.clock())
         if kind == "recovery":
-            return mfa.OTP if await self.store.use_recovery_code(user_id, self._digests.digest(code), now) else None
-        for factor in await self.store.factors(user_id):
+            return (
+                mfa.OTP
+                if await self.store.factors.use_recovery_code(user_id, self._digests.digest(code), now)
+                else None
+            )
+        for factor in await self.store.factors.list(user_id):
             if factor.kind != TOTP:
                 continue
             step = mfa.totp_step(self._secret(factor), code, now)
-            if step is not None and await self.store.use_totp_step(factor.id, step, now):
+            if step is not None and await self.store.factors.use_totp_step(factor.id, step, now):
                 return mfa.OTP
         return None
 
     async def new_recovery_codes(self, user_id: str) -> list[str]:
         codes = mfa.new_recovery_codes()
-        await self.store.replace_recovery_codes(user_id, [self._digests.digest(c) for c in codes], int(self.clock()))
+        await self.store.factors.replace_recovery_codes(
+            user_id, [self._digests.digest(c) for c in codes], int(self.clock())
+        )
         return [mfa.show_recovery_code(c) for c in codes]
 
     async def recovery_codes_left(self, user_id: str) -> int:
-        return await self.store.recovery_codes_left(user_id)
+        return await self.store.factors.recovery_codes_left(user_id)
 
     async def remove(self, user_id: str, factor_id: str) -> str | None:
-        return await self.store.remove_factor(factor_id, user_id)
+        return await self.store.factors.remove(factor_id, user_id)
 
     async def reset(self, user_id: str) -> list[str]:
-        return await self.store.reset_factors(user_id)
+        return await self.store.factors.reset(user_id)
 
     def _secret(self, factor: Factor) -> str:
         return self._sealer.open(factor.secret_enc).decode("ascii")

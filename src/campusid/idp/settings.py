@@ -150,6 +150,8 @@ def log_format(value: str | None) -> str:
     if chosen not in LOG_FORMATS:
         raise SettingsError(f"CAMPUSID_LOG_FORMAT={value!r} must be one of: {', '.join(LOG_FORMATS)}")
     return chosen
+
+
 def _roles(value: str | list) -> tuple[str, ...]:
     """CAMPUSID_MFA_REQUIRED_ROLES: comma-separated roles (a list in the TOML file); "" = none."""
     items = value if isinstance(value, list) else str(value).split(",")

@@ -15,10 +15,10 @@ from dataclasses import asdict
 from starlette.requests import Request
 from starlette.responses import Response
 
-from campusid.idp.protocol import access_tokens
-from campusid.idp.protocol.access_tokens import AccessTokenValidator, bearer_challenge
-from campusid.idp.protocol.errors import OAuthError
-from campusid.idp.protocol.tokens import records_audience
+from campusid.idp.oidc.errors import MissingToken, OAuthError, at_resource
+from campusid.idp.oidc.rules import access_tokens
+from campusid.idp.oidc.rules.access_tokens import AccessTokenValidator
+from campusid.idp.oidc.rules.tokens import records_audience
 from campusid.idp.store import Store
 from campusid.records.store import GradeStore
 
@@ -43,15 +43,12 @@ class RecordsAPI:
         try:
             token = access_tokens.bearer_token(request.headers.get("authorization"))
             if token is None:
-                return json_response(
-                    {"error": "invalid_token", "error_description": "no access token"},
-                    401,
-                    {**NO_STORE, **bearer_challenge()},
-                )
+                raise MissingToken()
             claims = await self._validator.validate(token, self._audience, SCOPE)
             transcript = await self.grades.transcript(claims["gid"])
             self._validator.check_grant(claims, transcript.client_id if transcript else None)
-        except OAuthError as exc:
-            return json_response(exc.body(), exc.status, {**NO_STORE, **bearer_challenge(exc)})
+        except OAuthError as exc:  # RFC 6750 3: each refusal with its Bearer challenge
+            refused = at_resource(exc)
+            return json_response(refused.body(), refused.status, {**NO_STORE, **refused.headers})
         body = {"student": {"name": transcript.name}, "grades": [asdict(g) for g in transcript.grades]}
         return json_response(body, headers=NO_STORE)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from campusid.idp.accounts.rules import ROLES
 from campusid.idp.apps import Forbidden, NotFound, ValidationFailed
 from campusid.idp.store import Store
 from campusid.idp.store.rows import User
-
-ROLES = ("student", "developer", "admin")
 
 
 def user_view(user: User, role: str | None = None) -> dict:
@@ -21,21 +20,21 @@ def user_view(user: User, role: str | None = None) -> dict:
 
 
 async def list_users(store: Store) -> list[dict]:
-    return [user_view(u) for u in await store.users()]
+    return [user_view(u) for u in await store.users.list()]
 
 
 async def change_role(store: Store, username: str, role: str, by: str) -> dict:
     """Give `username` a new role. Only admins may; an admin cannot demote themselves, so the
     console always keeps at least the admin who is using it."""
-    actor = await store.user_by_username(by)
+    actor = await store.users.by_username(by)
     if actor is None or actor.role != "admin":
         raise Forbidden("only administrators change roles")
     if role not in ROLES:
         raise ValidationFailed(f"role must be one of {', '.join(ROLES)}")
-    user = await store.user_by_username(username)
+    user = await store.users.by_username(username)
     if user is None:
         raise NotFound(f"no user {username!r}")
     if user.id == actor.id and role != "admin":
         raise Forbidden("you cannot remove your own administrator role; ask another administrator")
-    await store.set_role(user.id, role)
+    await store.users.set_role(user.id, role)
     return user_view(user, role)

@@ -11,14 +11,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from campusid.idp import events as ev
+from campusid.idp import release
 from campusid.idp.admin import roles
 from campusid.idp.apps import AppError
 from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
-from campusid.idp.apps.states import GRANT_TYPES
+from campusid.idp.context import Context
+from campusid.idp.oidc.registration import OIDCRegistration
 from campusid.idp.portal import views
 from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
-from campusid.idp.protocol import scopes as scope_rules
-from campusid.idp.web.context import Context
 
 PURPOSE = "admin"
 DONE = ("approved", "rejected", "suspended", "reinstated", "role")
@@ -106,8 +106,8 @@ def _decision(action: str, done: str):
         apps, by = ctx.apps, viewer.username
         try:
             if action == "approve":
-                granted = [s for s in scope_rules.SENSITIVE if form.get(f"grant.{s}")]
-                grant_types = [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")]
+                granted = [s for s in release.SENSITIVE if form.get(f"grant.{s}")]
+                grant_types = [g for g in OIDCRegistration.grant_types if form.get(f"grant_type.{g}")]
                 if revision:
                     await apps.approve_revision(client_id, by, granted, grant_types)
                 else:
@@ -181,7 +181,7 @@ async def events_page(request: Request) -> Response:
     if denied:
         return denied
     typed, args, problem = event_filters(request.query_params)
-    found = [] if problem else await ctx.store.events(**args, limit=EVENTS_PER_PAGE + 1)
+    found = [] if problem else await ctx.store.events.list(**args, limit=EVENTS_PER_PAGE + 1)
     shown = found[:EVENTS_PER_PAGE]
     kept = {k: v for k, v in typed.items() if v and k != "before"}
     base = ctx.path("/admin/events")

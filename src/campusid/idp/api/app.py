@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from campusid.idp.api.auth import ApiError
 from campusid.idp.api.routes import router
 from campusid.idp.apps import AppError
-from campusid.idp.web.context import Context
+from campusid.idp.context import Context
 
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 _ERROR_CODES = {

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, APIKeyHeader
 
+from campusid.idp.context import Context
 from campusid.idp.store.rows import User
-from campusid.idp.web.context import Context
-from campusid.idp.web.sessions import SESSION, CurrentSession, csrf_ok, csrf_token, current_session
+from campusid.idp.web.browser import SESSION, CurrentSession, csrf_ok, csrf_token, current_session
 
 PURPOSE = "api"
 CSRF_HEADER = "X-CSRF-Token"
@@ -56,7 +56,7 @@ _csrf_doc = APIKeyHeader(name=CSRF_HEADER, auto_error=False, description="From G
 async def caller(request: Request, _cookie: str | None = Security(_cookie_doc)) -> Caller:
     ctx = ctx_of(request)
     session = await current_session(ctx, request)
-    user = await ctx.store.user(session.user_id) if session else None
+    user = await ctx.store.users.get(session.user_id) if session else None
     if session is None or user is None:
         raise ApiError(401, "login_required", "sign in at /login first; the API uses the IdP session cookie")
     if request.method not in SAFE and not csrf_ok(ctx, PURPOSE, session.raw_id, request.headers.get(CSRF_HEADER)):

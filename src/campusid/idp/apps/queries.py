@@ -13,27 +13,27 @@ class QueriesMixin:
     async def owned(self, client_id: str, username: str) -> Client:
         """The app if `username` owns it; Forbidden otherwise (developers touch only their own apps)."""
         app = await self.get(client_id)
-        user = await self._store.user_by_username(username)
+        user = await self._store.users.by_username(username)
         if user is None or app.owner_id != user.id:
             raise Forbidden("this application belongs to another developer")
         return app
 
     async def list_owned(self, username: str) -> list[dict]:
-        user = await self._store.user_by_username(username)
+        user = await self._store.users.by_username(username)
         if user is None:
             return []
-        return [await self.summary(a) for a in await self._store.clients(owner_id=user.id)]
+        return [await self.summary(a) for a in await self._store.apps.list(owner_id=user.id)]
 
     async def list_all(self, state: str | None = None) -> list[dict]:
         if state is not None and state not in STATES:
             raise ValidationFailed(f"state must be one of {', '.join(STATES)}")
-        return [await self.summary(a) for a in await self._store.clients(state=state)]
+        return [await self.summary(a) for a in await self._store.apps.list(state=state)]
 
     async def review_queue(self) -> list[dict]:
         """New apps and revisions waiting for a reviewer, oldest submission first."""
         items = [
             {"kind": "app", "since": a.updated_at, "app": await self.summary(a)}
-            for a in await self._store.clients(state=UNDER_REVIEW)
+            for a in await self._store.apps.list(state=UNDER_REVIEW)
         ]
         items += [
             {
@@ -41,17 +41,17 @@ class QueriesMixin:
                 "since": (a.revision or {}).get("submitted_at", a.updated_at),
                 "app": await self.summary(a),
             }
-            for a in await self._store.clients_with_revision(UNDER_REVIEW)
+            for a in await self._store.apps.with_revision(UNDER_REVIEW)
             if a.state == ACTIVE
         ]
         return sorted(items, key=lambda i: (i["since"], i["app"]["client_id"]))
 
     async def audit_log(self, limit: int = 200) -> list[dict]:
-        return [_event_view(e) for e in await self._store.recent_client_events(limit)]
+        return [_event_view(e) for e in await self._store.apps.recent_events(limit)]
 
     async def owner_name(self, app: Client) -> str | None:
         """The username of the app's owner (None once that account is gone)."""
-        owner = await self._store.user(app.owner_id)
+        owner = await self._store.users.get(app.owner_id)
         return owner.username if owner else None
 
     async def summary(self, app: Client) -> dict:

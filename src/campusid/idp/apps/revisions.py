@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
+from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
-from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store.rows import ClientConfig, ClientEvent
 
 
@@ -43,20 +43,24 @@ class RevisionsMixin:
             )
         if app.revision_state == UNDER_REVIEW:
             raise InvalidTransition("a revision of this application is already under review")
-        new_uris = list(dict.fromkeys(redirect_uris))
-        new_scopes = rules.requested_scopes(scopes)
-        rules.check_config(app.type, name, new_uris, new_scopes, sector_identifier_uri)
+        face = self.registrations.of(app.type)
+        new_scopes = face.bundles(scopes)
+        rules.check_app(name, new_scopes)
+        registered = face.check(
+            app.type,
+            redirect_uris=redirect_uris,
+            sector_identifier_uri=sector_identifier_uri,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            backchannel_logout_uri=backchannel_logout_uri,
+            grant_types=grant_types,
+        )
         now = _now()
         revision = {
             "name": name.strip(),
             "description": description or "",
-            "redirect_uris": new_uris,
             "scopes": new_scopes,
             "justifications": rules.check_justifications(new_scopes, justifications),
-            "sector_identifier_uri": sector_identifier_uri,
-            "grant_types": rules.check_grant_types(grant_types),
-            "post_logout_redirect_uris": rules.check_post_logout_uris(app.type, post_logout_redirect_uris),
-            "backchannel_logout_uri": rules.check_backchannel_uri(backchannel_logout_uri),
+            **registered,
             "submitted_at": now,
             "submitted_by": actor,
         }
@@ -72,7 +76,7 @@ class RevisionsMixin:
         revision = app.revision or {}
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
             raise InvalidTransition("this application has no revision under review")
-        granted = scope_rules.grantable(
+        granted = release.grantable(
             list(revision["scopes"]), self._approved_sensitive(revision["scopes"], grant_scopes)
         )
         config = ClientConfig(
@@ -87,11 +91,14 @@ class RevisionsMixin:
             backchannel_logout_uri=revision.get("backchannel_logout_uri"),
         )
         granted_types = (
-            rules.check_grant_types(grant_types) if grant_types is not None else list(app.granted_grant_types)
+            self.registrations.of(app.type).check_grant_types(grant_types)
+            if grant_types is not None
+            else list(app.granted_grant_types)
         )
         event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())
-        if not await self._store.apply_revision(UNDER_REVIEW, config, granted, event, granted_types):
+        if not await self._store.apps.apply_revision(UNDER_REVIEW, config, granted, event, granted_types):
             raise InvalidTransition("the application changed while you were working; reload and try again")
+        await self._audited(event, "approved")
         return await self.show(client_id)
 
     async def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
@@ -106,7 +113,7 @@ class RevisionsMixin:
     def _approved_sensitive(requested: list[str] | tuple[str, ...], grant_scopes: list[str] | None) -> list[str] | None:
         if grant_scopes is None:
             return None
-        approved = [s for s in grant_scopes if s in scope_rules.SENSITIVE]
+        approved = [s for s in grant_scopes if s in release.SENSITIVE]
         not_requested = [s for s in approved if s not in requested]
         if not_requested:
             raise ValidationFailed(f"cannot grant scopes the app did not request: {', '.join(not_requested)}")
@@ -127,5 +134,6 @@ class RevisionsMixin:
         if app.revision_state not in from_states:
             raise InvalidTransition("the application changed while you were working; reload and try again")
         event = ClientEvent(None, app.client_id, actor, action, ACTIVE, ACTIVE, feedback, _now())
-        if not await self._store.set_revision(app.revision_state, revision, revision_state, event):
+        if not await self._store.apps.set_revision(app.revision_state, revision, revision_state, event):
             raise InvalidTransition("the application changed while you were working; reload and try again")
+        await self._audited(event, revision_state)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from typing import TYPE_CHECKING
 
+from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
+from campusid.idp.apps.registrations import Registrations
 from campusid.idp.apps.revisions import RevisionsMixin
 from campusid.idp.apps.states import (
     ACTIVE,
@@ -21,11 +24,9 @@ from campusid.idp.apps.states import (
     REJECTED,
     STATES,
     SUSPENDED,
-    TYPES,
     UNDER_REVIEW,
 )
 from campusid.idp.crypto import new_token, token_hash
-from campusid.idp.protocol import scopes as scope_rules
 from campusid.idp.store import Conflict, Store
 from campusid.idp.store.rows import Client, ClientConfig, ClientEvent, User
 
@@ -44,8 +45,10 @@ __all__ = [
     "REJECTED",
     "SUSPENDED",
     "EDITABLE",
-    "TYPES",
 ]
+
+if TYPE_CHECKING:
+    from campusid.idp.events import Events
 
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{2,63}$")
 _SUB_SHAPE = re.compile(r"^[A-Za-z0-9_\-]{43}$")
@@ -56,12 +59,34 @@ def _now() -> int:
 
 
 class AppService(RevisionsMixin, QueriesMixin):
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, events: Events | None = None, registrations: Registrations | None = None) -> None:
         self._store = store
+        # which face checks an app's registration, by its type (the faces register theirs)
+        self.registrations = registrations if registrations is not None else Registrations()
+        if events is None:
+            # imported here, not with this module: the CLI imports this package before it chooses
+            # how its figures are kept, which importing idp/metrics.py would fix (see there)
+            from campusid.idp.events import Events
+
+            events = Events(store)
+        self._events = events
+
+    async def _audited(self, event: ClientEvent, revision_state: str | None = None) -> None:
+        """A review transition that took place (its row is in the app's own audit log already),
+        as the security event `app_state_changed` of the app: who, and from which state to which
+        (a revision's too)."""
+        from campusid.idp import events as ev  # see __init__
+
+        detail = f"{event.action}: {event.from_state or '-'} -> {event.to_state or '-'}"
+        if revision_state is not None:
+            detail += f" (revision {revision_state})"
+        if event.feedback:
+            detail += f"; feedback: {event.feedback}"
+        await self._events.record(ev.APP_STATE_CHANGED, username=event.actor, client_id=event.client_id, detail=detail)
 
     # -- reading --------------------------------------------------------------------------
     async def get(self, client_id: str) -> Client:
-        app = await self._store.client(client_id)
+        app = await self._store.apps.get(client_id)
         if app is None:
             raise NotFound(f"no application with client_id {client_id!r}")
         return app
@@ -92,13 +117,13 @@ class AppService(RevisionsMixin, QueriesMixin):
             "updated_at": app.updated_at,
             "history": [
                 {k: v for k, v in _event_view(e).items() if k != "client_id"}
-                for e in await self._store.client_events(client_id)
+                for e in await self._store.apps.events(client_id)
             ],
         }
 
     # -- validation -----------------------------------------------------------------------
     async def _user(self, username: str, what: str) -> User:
-        user = await self._store.user_by_username(username)
+        user = await self._store.users.by_username(username)
         if user is None:
             raise ValidationFailed(f"{what} {username!r} is not a known user")
         return user
@@ -125,13 +150,18 @@ class AppService(RevisionsMixin, QueriesMixin):
         `justifications` ({sensitive scope: why}) is required for every requested sensitive scope
         when given (the portal and the API always give it; the operator's CLI may omit it).
         `grant_types` asks the review for grant types beyond the code flow (`device_code`)."""
-        requested = rules.requested_scopes(scopes or ())
-        redirect_uris = list(dict.fromkeys(redirect_uris))
-        rules.check_config(app_type, name, redirect_uris, requested, sector_identifier_uri)
+        face = self.registrations.of(app_type)
+        requested = face.bundles(list(scopes or ()))
+        rules.check_app(name, requested)
+        registered = face.check(
+            app_type,
+            redirect_uris=redirect_uris,
+            sector_identifier_uri=sector_identifier_uri,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            backchannel_logout_uri=backchannel_logout_uri,
+            grant_types=grant_types,
+        )
         reasons = rules.check_justifications(requested, justifications) if justifications is not None else {}
-        asked_grant_types = rules.check_grant_types(grant_types)
-        post_logout = rules.check_post_logout_uris(app_type, post_logout_redirect_uris)
-        backchannel = rules.check_backchannel_uri(backchannel_logout_uri)
         owner_row = await self._user(owner, "owner")
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
@@ -145,27 +175,28 @@ class AppService(RevisionsMixin, QueriesMixin):
             description=description or "",
             type=app_type,
             state=DRAFT,
-            secret_hash=token_hash(secret) if secret else None,
-            redirect_uris=tuple(redirect_uris),
             scopes=tuple(requested),
             granted_scopes=(),
             justifications=reasons,
-            sector_identifier_uri=sector_identifier_uri,
             revision=None,
             revision_state=None,
             owner_id=owner_row.id,
             created_at=now,
             updated_at=now,
-            grant_types=tuple(asked_grant_types),
+            secret_hash=token_hash(secret) if secret else None,
+            redirect_uris=tuple(registered["redirect_uris"]),
+            sector_identifier_uri=registered["sector_identifier_uri"],
+            grant_types=tuple(registered["grant_types"]),
             granted_grant_types=(),
-            post_logout_redirect_uris=tuple(post_logout),
-            backchannel_logout_uri=backchannel,
+            post_logout_redirect_uris=tuple(registered["post_logout_redirect_uris"]),
+            backchannel_logout_uri=registered["backchannel_logout_uri"],
         )
         event = ClientEvent(None, client_id, owner, "create", None, DRAFT, None, now)
         try:
-            await self._store.create_client(row, event)
+            await self._store.apps.create(row, event)
         except Conflict:
             raise InvalidTransition(f"an application with client_id {client_id!r} exists") from None
+        await self._audited(event)
         return await self.show(client_id), secret
 
     async def _transition(
@@ -193,13 +224,13 @@ class AppService(RevisionsMixin, QueriesMixin):
             )
         event = ClientEvent(None, client_id, actor, action, app.state, to_state, feedback, _now())
         if suspend:
-            ok = await self._store.suspend_client(event)
+            ok = await self._store.apps.suspend(event)
         elif config is not None:
-            ok = await self._store.edit_client(config, event)
+            ok = await self._store.apps.edit(config, event)
         elif secret_hash is not None:
-            ok = await self._store.set_client_secret(secret_hash, event)
+            ok = await self._store.apps.set_secret(secret_hash, event)
         else:
-            ok = await self._store.move_client(
+            ok = await self._store.apps.move(
                 event,
                 granted_scopes=granted_scopes,
                 granted_grant_types=granted_grant_types,
@@ -209,6 +240,8 @@ class AppService(RevisionsMixin, QueriesMixin):
             raise InvalidTransition(
                 f"the application changed state while you were working; it is no longer {app.state}"
             )
+        if event.from_state != event.to_state:  # an edit or a new secret changes no state
+            await self._audited(event)
         return await self.show(client_id)
 
     async def edit(
@@ -231,33 +264,32 @@ class AppService(RevisionsMixin, QueriesMixin):
         app = await self.get(client_id)
         if app.state not in EDITABLE:
             raise InvalidTransition(f"cannot edit an application that is {app.state} (only draft or rejected)")
+        face = self.registrations.of(app.type)
         new_name = name if name is not None else app.name
-        new_uris = list(dict.fromkeys(redirect_uris)) if redirect_uris is not None else list(app.redirect_uris)
-        new_scopes = rules.requested_scopes(scopes) if scopes is not None else list(app.scopes)
-        sector = sector_identifier_uri if sector_identifier_uri is not None else app.sector_identifier_uri
-        rules.check_config(app.type, new_name, new_uris, new_scopes, sector)
+        new_scopes = face.bundles(scopes) if scopes is not None else list(app.scopes)
+        rules.check_app(new_name, new_scopes)
+
+        def kept(given, current):
+            return given if given is not None else current
+
+        registered = face.check(
+            app.type,
+            redirect_uris=kept(redirect_uris, list(app.redirect_uris)),
+            sector_identifier_uri=kept(sector_identifier_uri, app.sector_identifier_uri),
+            post_logout_redirect_uris=kept(post_logout_redirect_uris, app.post_logout_redirect_uris),
+            backchannel_logout_uri=kept(backchannel_logout_uri, app.backchannel_logout_uri),
+            grant_types=kept(grant_types, app.grant_types),
+        )
         config = ClientConfig(
             name=new_name.strip(),
-            description=description if description is not None else app.description,
-            redirect_uris=new_uris,
+            description=kept(description, app.description),
             scopes=new_scopes,
             justifications=(
                 rules.check_justifications(new_scopes, justifications)
                 if justifications is not None
                 else app.justifications
             ),
-            sector_identifier_uri=sector,
-            grant_types=rules.check_grant_types(grant_types) if grant_types is not None else app.grant_types,
-            post_logout_redirect_uris=(
-                rules.check_post_logout_uris(app.type, post_logout_redirect_uris)
-                if post_logout_redirect_uris is not None
-                else app.post_logout_redirect_uris
-            ),
-            backchannel_logout_uri=(
-                rules.check_backchannel_uri(backchannel_logout_uri)
-                if backchannel_logout_uri is not None
-                else app.backchannel_logout_uri
-            ),
+            **registered,
         )
         return await self._transition(client_id, (app.state,), app.state, "edit", actor, config=config)
 
@@ -288,7 +320,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         sign-in to the app uses a second factor (docs/mfa.md)."""
         app = await self._for_review(client_id, by)
         approved_sensitive = self._approved_sensitive(app.scopes, grant_scopes)
-        granted = scope_rules.grantable(list(app.scopes), approved_sensitive)
+        granted = release.grantable(list(app.scopes), approved_sensitive)
         return await self._transition(
             client_id,
             (UNDER_REVIEW,),
@@ -297,7 +329,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             by,
             feedback=None,
             granted_scopes=granted,
-            granted_grant_types=rules.check_grant_types(grant_types),
+            granted_grant_types=self.registrations.of(app.type).check_grant_types(grant_types),
             require_mfa=bool(require_mfa),
         )
 

@@ -10,7 +10,5 @@ DRAFT, UNDER_REVIEW, APPROVED, ACTIVE, REJECTED, SUSPENDED = (
 )
 STATES = (DRAFT, UNDER_REVIEW, APPROVED, ACTIVE, REJECTED, SUSPENDED)
 EDITABLE = (DRAFT, REJECTED)
-TYPES = ("web", "native")
-# Grant types an app may ask for and a review may grant, beyond the authorization code flow and
-# refresh that every active app has: `device_code` is the device authorization grant (RFC 8628).
-GRANT_TYPES = ("device_code",)
+# An app's type is its registration's: which face serves it (apps/registrations.py; OIDC's web and
+# native apps: oidc/registration.py).

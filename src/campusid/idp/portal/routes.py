@@ -9,9 +9,9 @@ from starlette.routing import Route
 
 from campusid.idp.apps import AppError, ValidationFailed
 from campusid.idp.apps.service import ACTIVE, APPROVED, EDITABLE, UNDER_REVIEW
+from campusid.idp.context import Context
 from campusid.idp.portal import views
 from campusid.idp.portal.web import DEVELOPER_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
-from campusid.idp.web.context import Context
 
 PURPOSE = "portal"
 DONE = ("created", "edited", "submitted", "activated", "rotated", "revision")

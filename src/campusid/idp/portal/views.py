@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from campusid.idp.apps.states import GRANT_TYPES
-from campusid.idp.protocol import scopes as scope_rules
-from campusid.idp.protocol.redirect_uri import registration_problem
+from campusid.idp import release
+from campusid.idp.oidc.registration import OIDCRegistration
+from campusid.idp.oidc.rules.redirect_uri import registration_problem
 
 MAX_URIS_FIELD = 20 * 2000
 
@@ -22,8 +22,8 @@ def scope_rows(config: dict, granted: list[str] | None = None) -> list[dict]:
     return [
         {
             "name": s,
-            "description": scope_rules.DESCRIPTIONS.get(s, s),
-            "sensitive": s in scope_rules.SENSITIVE,
+            "description": release.DESCRIPTIONS.get(s, s),
+            "sensitive": s in release.SENSITIVE,
             "justification": reasons.get(s, ""),
             "granted": granted is not None and s in granted,
         }
@@ -43,20 +43,20 @@ def scope_choices(selected: list[str], justifications: dict[str, str]) -> list[d
             "name": s,
             "field": f"scope.{s}",
             "why_field": f"why.{s}",
-            "description": scope_rules.DESCRIPTIONS.get(s, s),
-            "sensitive": s in scope_rules.SENSITIVE,
+            "description": release.DESCRIPTIONS.get(s, s),
+            "sensitive": s in release.SENSITIVE,
             "checked": s in selected or s == "openid",
             "justification": justifications.get(s, ""),
         }
-        for s in scope_rules.ALL
+        for s in release.ALL
     ]
 
 
 def form_config(form: dict[str, str]) -> dict:
     """The app configuration a create / edit / change form describes (not yet validated)."""
     uris = [line.strip() for line in form.get("redirect_uris", "")[:MAX_URIS_FIELD].splitlines() if line.strip()]
-    scopes = [s for s in scope_rules.ALL if form.get(f"scope.{s}") or s == "openid"]
-    reasons = {s: form.get(f"why.{s}", "").strip() for s in scope_rules.SENSITIVE if s in scopes}
+    scopes = [s for s in release.ALL if form.get(f"scope.{s}") or s == "openid"]
+    reasons = {s: form.get(f"why.{s}", "").strip() for s in release.SENSITIVE if s in scopes}
     sector = form.get("sector_identifier_uri", "").strip() or None
     return {
         "name": form.get("name", "").strip(),
@@ -65,7 +65,7 @@ def form_config(form: dict[str, str]) -> dict:
         "scopes": scopes,
         "justifications": reasons,
         "sector_identifier_uri": sector,
-        "grant_types": [g for g in GRANT_TYPES if form.get(f"grant_type.{g}")],
+        "grant_types": [g for g in OIDCRegistration.grant_types if form.get(f"grant_type.{g}")],
         "post_logout_redirect_uris": [
             line.strip()
             for line in form.get("post_logout_redirect_uris", "")[:MAX_URIS_FIELD].splitlines()
@@ -88,6 +88,6 @@ def form_state(config: dict, app_type: str = "native") -> dict:
         "scopes": scope_choices(config.get("scopes", ["openid"]), config.get("justifications") or {}),
         "grant_types": [
             {"name": g, "field": f"grant_type.{g}", "checked": g in (config.get("grant_types") or ())}
-            for g in GRANT_TYPES
+            for g in OIDCRegistration.grant_types
         ],
     }

@@ -12,12 +12,12 @@ from starlette.responses import Response
 
 from campusid.idp import i18n
 from campusid.idp.apps import AppError
-from campusid.idp.protocol.errors import OAuthError
+from campusid.idp.context import Context
+from campusid.idp.errors import RequestError
+from campusid.idp.pages.account import policy_redirect
 from campusid.idp.store.rows import User
-from campusid.idp.web.account import policy_redirect
-from campusid.idp.web.context import Context
+from campusid.idp.web.browser import CurrentSession, csrf_ok, csrf_token, current_session
 from campusid.idp.web.http import detour, language, page, read_form, see_other
-from campusid.idp.web.sessions import CurrentSession, csrf_ok, csrf_token, current_session
 
 DEVELOPER_ROLES = ("developer", "admin")
 ADMIN_ROLES = ("admin",)
@@ -52,7 +52,7 @@ async def guard(
     """(viewer, None) when the session's user has one of `roles`; otherwise (None, response):
     a 303 to the IdP's own login page (signed out) or a 403 page (wrong role)."""
     session = await current_session(ctx, request)
-    user = await ctx.store.user(session.user_id) if session else None
+    user = await ctx.store.users.get(session.user_id) if session else None
     lang, t = language(request)
     if session is None or user is None:
         return None, see_other(detour(ctx.path("/login"), request, ctx.path("/")))
@@ -102,7 +102,7 @@ async def posted_form(ctx: Context, request: Request, viewer: Viewer) -> tuple[d
     """The form, only if it carries this session's CSRF token for this area; nothing changes otherwise."""
     try:
         form = await read_form(request)
-    except OAuthError as exc:
+    except RequestError as exc:
         return None, problem(ctx, viewer, 400, exc.description or viewer.t("err.400"))
     if not csrf_ok(ctx, viewer.purpose, viewer.session.raw_id, form.get("csrf_token")):
         return None, problem(ctx, viewer, 403, viewer.t("err.csrf"))

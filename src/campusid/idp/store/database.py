@@ -91,6 +91,8 @@ def prepare(name: str, stmt: Executable, dialect: Dialect, *, write: bool | None
     common table expressions change data must say write=True."""
     compiled = stmt.compile(dialect=dialect)
     plan = []
+    # positiontup and binds are the compiler's internals, not a public API: pyproject.toml pins
+    # SQLAlchemy's minor version for them, and tests/idp/store/test_store_schema.py checks the result.
     for key in compiled.positiontup or ():
         bind = compiled.binds[key]
         if bind.required or bind.callable is not None:

@@ -66,7 +66,7 @@ def _migration_lock(engine: Engine, data_dir: Path):
 def schema_head() -> str:
     """The newest migration's revision, known without importing Alembic: each file in versions/
     is named after its revision (`NNNN_what.py` holds `revision = "NNNN"`) and they form one chain
-    (tests/idp/test_store_schema.py holds both), so the head is the highest prefix."""
+    (tests/idp/store/test_store_schema.py holds both), so the head is the highest prefix."""
     return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
 
 

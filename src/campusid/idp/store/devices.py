@@ -1,25 +1,25 @@
-"""The device authorization grant's statements and the store's methods for them (a mixin of `Store`).
+"""The devices repository: the device authorization grant's codes (RFC 8628).
 
 A device code (RFC 8628) goes pending → approved or denied (by the person who entered its user
 code) → redeemed (by the device, once). Each step that decides something is one conditional
 statement, so of any number of concurrent callers on any number of workers exactly one wins:
-`decide_device_code` (a user code is used once), `redeem_device_code` (a device code yields
-tokens once: the UPDATE … RETURNING and the grant it starts commit together) and
-`poll_device_code` (of two polls at once, one is on time and the other too early).
+`decide` (a user code is used once), `redeem` (a device code yields tokens once: the UPDATE …
+RETURNING and the grant it starts, through the grants repository, commit together) and `poll`
+(of two polls at once, one is on time and the other too early).
 
 A device code carries the sign-in it was approved in, like a code of the code flow: the grant it
 starts has that session's `sid` (and ends with the session), and a code whose session has ended
-before the device redeemed it (signed out, the account disabled) yields nothing.
+before the device redeemed it (signed out, the account disabled) yields nothing. Expired codes
+are the janitor's to purge (store/janitor.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from sqlalchemy import BigInteger, and_, bindparam, exists, insert, or_, select, update
 
-from sqlalchemy import BigInteger, and_, bindparam, delete, exists, insert, or_, select, update
-
-from campusid.idp.store.database import Prepared
-from campusid.idp.store.errors import StoreError
+from campusid.idp.store.database import Database, Prepared
+from campusid.idp.store.grants import Grants
+from campusid.idp.store.repository import Repository, check_columns
 from campusid.idp.store.rows import DeviceCode, Grant, SignIn
 from campusid.idp.store.schema import device_codes, sessions
 
@@ -79,41 +79,39 @@ REDEEM_DEVICE_CODE = (
     .values(status=REDEEMED, redeemed_at=bindparam("now"))
     .returning(*device_codes.c)
 )
-# Housekeeping: an expired device code can never be used again (a bounded batch per call).
-PURGE_EXPIRED_DEVICE_CODES = delete(device_codes).where(
-    _c.id.in_(select(_c.id).where(_c.expires_at <= bindparam("now")).limit(bindparam("batch")).scalar_subquery())
-)
-
-DEVICE_CODE_FIELDS = tuple(f.name for f in fields(DeviceCode))
 
 
-class DeviceStore:
-    """The device-code half of the store (needs the Store's `db` and `sql`)."""
-
-    def _prepare_devices(self) -> None:
-        """Check at start that the statements returning device codes return DeviceCode's fields."""
-        for name in ("PENDING_DEVICE_CODE_BY_USER_CODE", "PENDING_DEVICE_CODE", "DEVICE_CODE_OF_CLIENT"):
-            q: Prepared = getattr(self.sql, name)
-            if q.columns != DEVICE_CODE_FIELDS:
-                raise StoreError(f"{q.name} returns {q.columns}, not the fields of DeviceCode: {DEVICE_CODE_FIELDS}")
-        if self.sql.REDEEM_DEVICE_CODE.columns != DEVICE_CODE_FIELDS:
-            raise StoreError("REDEEM_DEVICE_CODE does not return the fields of DeviceCode")
+class Devices(Repository):
+    def __init__(self, db: Database, grants: Grants) -> None:
+        super().__init__(db)
+        self._grants = grants
+        self._insert = db.prepare("INSERT_DEVICE_CODE", INSERT_DEVICE_CODE)
+        # Checked at start: each statement returning device codes returns DeviceCode's fields.
+        self._pending_by_user_code = check_columns(
+            db.prepare("PENDING_DEVICE_CODE_BY_USER_CODE", PENDING_DEVICE_CODE_BY_USER_CODE), DeviceCode
+        )
+        self._pending = check_columns(db.prepare("PENDING_DEVICE_CODE", PENDING_DEVICE_CODE), DeviceCode)
+        self._decide = db.prepare("DECIDE_DEVICE_CODE", DECIDE_DEVICE_CODE)
+        self._of_client = check_columns(db.prepare("DEVICE_CODE_OF_CLIENT", DEVICE_CODE_OF_CLIENT), DeviceCode)
+        self._poll_on_time = db.prepare("POLL_DEVICE_CODE_ON_TIME", POLL_DEVICE_CODE_ON_TIME)
+        self._slow_down = db.prepare("SLOW_DOWN_DEVICE_CODE", SLOW_DOWN_DEVICE_CODE)
+        self._redeem = check_columns(db.prepare("REDEEM_DEVICE_CODE", REDEEM_DEVICE_CODE), DeviceCode)
 
     async def _device_code(self, q: Prepared, values: dict) -> DeviceCode | None:
         row = await self.db.fetch_one(q, values)
         return DeviceCode(*row) if row is not None else None
 
-    async def create_device_code(self, code: DeviceCode) -> None:
+    async def create(self, code: DeviceCode) -> None:
         """Raises Conflict when the user code (or device code) is already taken."""
-        await self.db.execute(self.sql.INSERT_DEVICE_CODE, vars(code))
+        await self.db.execute(self._insert, vars(code))
 
-    async def pending_device_code_by_user_code(self, user_code_hash: str, now: int) -> DeviceCode | None:
-        return await self._device_code(self.sql.PENDING_DEVICE_CODE_BY_USER_CODE, {"h": user_code_hash, "now": now})
+    async def pending_by_user_code(self, user_code_hash: str, now: int) -> DeviceCode | None:
+        return await self._device_code(self._pending_by_user_code, {"h": user_code_hash, "now": now})
 
-    async def pending_device_code(self, code_id: str, now: int) -> DeviceCode | None:
-        return await self._device_code(self.sql.PENDING_DEVICE_CODE, {"id": code_id, "now": now})
+    async def pending(self, code_id: str, now: int) -> DeviceCode | None:
+        return await self._device_code(self._pending, {"id": code_id, "now": now})
 
-    async def decide_device_code(self, code_id: str, status: str, sign_in: SignIn, now: int) -> bool:
+    async def decide(self, code_id: str, status: str, sign_in: SignIn, now: int) -> bool:
         """Approve or deny a pending, unexpired device code in `sign_in`; True for the one caller
         whose decision counted (a user code is used once)."""
         if status not in (APPROVED, DENIED):
@@ -128,21 +126,21 @@ class DeviceStore:
             "acr": sign_in.acr,
             "now": now,
         }
-        return await self.db.fetch_one(self.sql.DECIDE_DEVICE_CODE, values) is not None
+        return await self.db.fetch_one(self._decide, values) is not None
 
-    async def device_code_of_client(self, device_code_hash: str, client_id: str) -> DeviceCode | None:
+    async def of_client(self, device_code_hash: str, client_id: str) -> DeviceCode | None:
         """The device code if it exists and was issued to `client_id` (whatever its status)."""
-        return await self._device_code(self.sql.DEVICE_CODE_OF_CLIENT, {"h": device_code_hash, "cid": client_id})
+        return await self._device_code(self._of_client, {"h": device_code_hash, "cid": client_id})
 
-    async def poll_device_code(self, code_id: str, now_ms: int, step: int) -> int | None:
+    async def poll(self, code_id: str, now_ms: int, step: int) -> int | None:
         """Record a poll. None when it came at least the interval after the previous one;
         otherwise the interval, grown by `step` seconds, that the device must now keep."""
-        if await self.db.fetch_one(self.sql.POLL_DEVICE_CODE_ON_TIME, {"id": code_id, "now_ms": now_ms}) is not None:
+        if await self.db.fetch_one(self._poll_on_time, {"id": code_id, "now_ms": now_ms}) is not None:
             return None
-        row = await self.db.fetch_one(self.sql.SLOW_DOWN_DEVICE_CODE, {"id": code_id, "now_ms": now_ms, "step": step})
+        row = await self.db.fetch_one(self._slow_down, {"id": code_id, "now_ms": now_ms, "step": step})
         return int(row[0]) if row is not None else None
 
-    async def redeem_device_code(
+    async def redeem(
         self, device_code_hash: str, client_id: str, now: int, grant_id: str
     ) -> tuple[DeviceCode, Grant] | None:
         """Mark an approved, unexpired device code of `client_id` redeemed and start the grant its
@@ -153,7 +151,7 @@ class DeviceStore:
         PKCE challenge: the device code was its only credential."""
         values = {"h": device_code_hash, "cid": client_id, "now": now}
         async with self.db.transaction() as tx:
-            row = await tx.fetch_one(self.sql.REDEEM_DEVICE_CODE, values)
+            row = await tx.fetch_one(self._redeem, values)
             if row is None:
                 return None
             code = DeviceCode(*row)
@@ -175,10 +173,5 @@ class DeviceStore:
                 amr=code.amr,
                 acr=code.acr,
             )
-            await tx.execute(self.sql.INSERT_GRANT, vars(grant))
+            await self._grants.insert(tx, grant)
         return code, grant
-
-    async def purge_expired_device_codes(self, now: int, batch: int = 1000) -> int:
-        """Delete at most `batch` device codes that expired at or before `now`; how many went.
-        Call again while it returns `batch`."""
-        return await self.db.execute(self.sql.PURGE_EXPIRED_DEVICE_CODES, {"now": now, "batch": batch})

@@ -1,4 +1,4 @@
-"""The security events' statements and the store's methods for them (a mixin of `Store`).
+"""The events repository: the security events (the audit trail of sign-ins, tokens and changes).
 
 Recording is one INSERT. Listing is newest first, a page at a time by id (keyset paging: the next
 page starts below the last id shown, so a page costs the same however deep it is); each optional
@@ -9,14 +9,13 @@ other statement.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from itertools import combinations
 
 from sqlalchemy import bindparam, insert, select
 from sqlalchemy.sql import Select
 
-from campusid.idp.store.database import Prepared
-from campusid.idp.store.errors import StoreError
+from campusid.idp.store.database import Database, Prepared
+from campusid.idp.store.repository import Repository, check_columns
 from campusid.idp.store.rows import Event
 from campusid.idp.store.schema import events
 
@@ -36,33 +35,29 @@ def events_page(filters: frozenset[str], since: bool) -> Select:
 
 
 INSERT_EVENT_NAMES = tuple(c.name for c in events.c if c.name != "id")
-EVENT_FIELDS = tuple(f.name for f in fields(Event))
 
 
 def _page_name(filters: frozenset[str], since: bool) -> str:
-    return "EVENTS_PAGE_" + "_".join([*sorted(filters), *(["since"] if since else [])]).upper() or "EVENTS_PAGE_ALL"
+    return "EVENTS_PAGE_" + ("_".join([*sorted(filters), *(["since"] if since else [])]).upper() or "ALL")
 
 
-class EventStore:
-    """The events half of the store (needs the Store's `db` and `sql`)."""
-
-    def _prepare_events(self) -> dict[str, Prepared]:
-        """Compile the page statement of every combination of filters (at start)."""
-        self._event_pages = {}
+class Events(Repository):
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._insert = db.prepare("INSERT_EVENT", INSERT_EVENT)
+        # The page statement of every combination of filters, compiled (and checked) at start.
+        self._pages: dict[tuple[frozenset[str], bool], Prepared] = {}
         for size in range(len(FILTERS) + 1):
             for chosen in combinations(FILTERS, size):
                 for since in (False, True):
                     key = (frozenset(chosen), since)
-                    q = self._event_pages[key] = self.db.prepare(_page_name(*key), events_page(*key))
-                    if q.columns != EVENT_FIELDS:
-                        raise StoreError(f"{q.name} returns {q.columns}, not the fields of Event: {EVENT_FIELDS}")
-        return {q.name: q for q in self._event_pages.values()}
+                    self._pages[key] = check_columns(db.prepare(_page_name(*key), events_page(*key)), Event)
 
-    async def record_event(self, event: Event) -> None:
+    async def record(self, event: Event) -> None:
         values = {name: getattr(event, name) for name in INSERT_EVENT_NAMES}
-        await self.db.execute(self.sql.INSERT_EVENT, values)
+        await self.db.execute(self._insert, values)
 
-    async def events(
+    async def list(
         self,
         *,
         username: str | None = None,
@@ -75,7 +70,7 @@ class EventStore:
         """A page of events, newest first; pass the last one's id as `before_id` for the next."""
         wanted = {"username": username, "client_id": client_id, "type": type}
         filters = frozenset(name for name, value in wanted.items() if value is not None)
-        q = self._event_pages[(filters, since is not None)]
+        q = self._pages[(filters, since is not None)]
         values = {name: wanted[name] for name in filters}
         values.update(before_id=before_id if before_id is not None else 2**62, limit=limit)
         if since is not None:

@@ -1,31 +1,23 @@
-"""Second factors, recovery codes and the account page's reads and changes (a mixin of `Store`).
+"""The factors repository: second factors (TOTP, passkeys) and recovery codes.
 
 Each use of a credential that must count once is one conditional statement, so of two workers
 presenting the same code at the same time exactly one wins: `use_totp_step` records the TOTP time
 step only when it is later than the last one accepted (RFC 6238 5.2: a code is accepted once),
-`use_recovery_code` marks an unused code used. The account page's changes (end my other sessions,
-remove a connected app) revoke the grants they end and their refresh tokens in one transaction.
+`use_recovery_code` marks an unused code used, `use_passkey` moves a passkey's signature counter
+only from the value it was read at. (The account page's sessions and connected apps are the
+sessions and grants repositories'.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import fields
 
-from sqlalchemy import and_, bindparam, delete, exists, insert, or_, select, union, update
+from sqlalchemy import bindparam, delete, exists, insert, or_, select, update
 
-from campusid.idp.store.errors import StoreError
-from campusid.idp.store.rows import ConnectedApp, Factor, Session
-from campusid.idp.store.schema import (
-    clients,
-    consents,
-    factors,
-    grants,
-    recovery_codes,
-    refresh_tokens,
-    sessions,
-    users,
-)
+from campusid.idp.store.database import Database, Queries
+from campusid.idp.store.repository import Repository, check_columns
+from campusid.idp.store.rows import Factor
+from campusid.idp.store.schema import factors, recovery_codes, users
 
 TOTP, PASSKEY = "totp", "passkey"
 _f = factors.c
@@ -84,87 +76,53 @@ USE_RECOVERY_CODE = (
 )
 RECOVERY_CODES_LEFT = select(_r.code_hash).where(_r.user_id == bindparam("uid"), _r.used_at.is_(None))
 
-# -- the account page ------------------------------------------------------------------------
-USER_SESSIONS = (
-    select(sessions)
-    .where(sessions.c.user_id == bindparam("uid"), sessions.c.expires_at > bindparam("now"))
-    .order_by(sessions.c.created_at.desc())
-)
-SEEN_SESSION = update(sessions).where(sessions.c.id_hash == bindparam("h")).values(last_seen_at=bindparam("now"))
-END_OTHER_SESSIONS = (
-    delete(sessions)
-    .where(sessions.c.user_id == bindparam("uid"), sessions.c.id_hash != bindparam("keep"))
-    .returning(sessions.c.sid)
-)
-# Apps this user consented to, or that hold a grant for them that still stands
-# (grants.user_id leads ix_grants_user_id_sid).
-_APP_IDS = union(
-    select(consents.c.client_id).where(consents.c.user_id == bindparam("uid")),
-    select(grants.c.client_id).where(grants.c.user_id == bindparam("uid"), grants.c.revoked_at.is_(None)),
-).subquery()
-CONNECTED_APPS = (
-    select(clients.c.client_id, clients.c.name, consents.c.scope)
-    .select_from(
-        _APP_IDS.join(clients, clients.c.client_id == _APP_IDS.c.client_id).outerjoin(
-            consents, and_(consents.c.client_id == clients.c.client_id, consents.c.user_id == bindparam("uid"))
-        )
-    )
-    .order_by(clients.c.name, clients.c.client_id)
-)
-_OF_USER_APP = and_(grants.c.user_id == bindparam("uid"), grants.c.client_id == bindparam("cid"))
-FORGET_CONSENT = delete(consents).where(
-    consents.c.user_id == bindparam("uid"), consents.c.client_id == bindparam("cid")
-)
-REVOKE_USER_APP_GRANTS = (
-    update(grants)
-    .where(_OF_USER_APP, grants.c.revoked_at.is_(None))
-    .values(revoked_at=bindparam("now"), code_used_at=bindparam("now"))
-    .returning(grants.c.id, grants.c.client_id, grants.c.sid)
-)
-END_USER_APP_REFRESH_TOKENS = (
-    update(refresh_tokens)
-    .where(refresh_tokens.c.grant_id.in_(select(grants.c.id).where(_OF_USER_APP)), refresh_tokens.c.used_at.is_(None))
-    .values(used_at=bindparam("now"))
-)
 
-FACTOR_FIELDS = tuple(f.name for f in fields(Factor))
-
-
-class FactorStore:
-    """Second factors, recovery codes and the account page (needs the Store's `db` and `sql`)."""
-
-    def _prepare_factors(self) -> None:
-        for name in ("CONFIRMED_FACTORS", "PENDING_TOTP", "PASSKEY_BY_CREDENTIAL"):
-            if getattr(self.sql, name).columns != FACTOR_FIELDS:
-                raise StoreError(f"{name} does not return the fields of Factor: {FACTOR_FIELDS}")
+class Factors(Repository):
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._insert = db.prepare("INSERT_FACTOR", INSERT_FACTOR)
+        self._mfa_context = db.prepare("MFA_CONTEXT", MFA_CONTEXT)
+        # Checked at start: each statement returning factors returns Factor's fields.
+        self._confirmed = check_columns(db.prepare("CONFIRMED_FACTORS", CONFIRMED_FACTORS), Factor)
+        self._pending_totp = check_columns(db.prepare("PENDING_TOTP", PENDING_TOTP), Factor)
+        self._delete_pending_totps = db.prepare("DELETE_PENDING_TOTPS", DELETE_PENDING_TOTPS)
+        self._confirm_totp = db.prepare("CONFIRM_TOTP", CONFIRM_TOTP)
+        self._use_totp_step = db.prepare("USE_TOTP_STEP", USE_TOTP_STEP)
+        self._passkey_by_credential = check_columns(db.prepare("PASSKEY_BY_CREDENTIAL", PASSKEY_BY_CREDENTIAL), Factor)
+        self._passkey_ids = db.prepare("USER_PASSKEY_IDS", USER_PASSKEY_IDS)
+        self._use_passkey = db.prepare("USE_PASSKEY", USE_PASSKEY)
+        self._delete = db.prepare("DELETE_FACTOR", DELETE_FACTOR)
+        self._delete_of_user = db.prepare("DELETE_USER_FACTORS", DELETE_USER_FACTORS)
+        self._insert_recovery_code = db.prepare("INSERT_RECOVERY_CODE", INSERT_RECOVERY_CODE)
+        self._delete_recovery_codes = db.prepare("DELETE_RECOVERY_CODES", DELETE_RECOVERY_CODES)
+        self._use_recovery_code = db.prepare("USE_RECOVERY_CODE", USE_RECOVERY_CODE)
+        self._recovery_codes_left = db.prepare("RECOVERY_CODES_LEFT", RECOVERY_CODES_LEFT)
 
     async def mfa_context(self, user_id: str) -> tuple[str, bool] | None:
         """(the user's role, whether they have a confirmed factor); None for no such user."""
-        row = await self.db.fetch_one(self.sql.MFA_CONTEXT, {"uid": user_id})
+        row = await self.db.fetch_one(self._mfa_context, {"uid": user_id})
         return (row[0], bool(row[1])) if row is not None else None
 
-    async def factors(self, user_id: str) -> list[Factor]:
+    async def list(self, user_id: str) -> list[Factor]:
         """The user's confirmed factors, oldest first."""
-        return [Factor(*r) for r in await self.db.fetch_all(self.sql.CONFIRMED_FACTORS, {"uid": user_id})]
+        return [Factor(*r) for r in await self.db.fetch_all(self._confirmed, {"uid": user_id})]
 
     async def start_totp(self, factor: Factor) -> None:
         """Keep `factor` as the user's one TOTP enrolment waiting for its first code (an earlier
         unconfirmed one is dropped)."""
         async with self.db.transaction() as tx:
-            await tx.execute(self.sql.DELETE_PENDING_TOTPS, {"uid": factor.user_id})
-            await tx.execute(self.sql.INSERT_FACTOR, vars(factor))
+            await tx.execute(self._delete_pending_totps, {"uid": factor.user_id})
+            await tx.execute(self._insert, vars(factor))
 
     async def pending_totp(self, user_id: str, factor_id: str) -> Factor | None:
-        row = await self.db.fetch_one(self.sql.PENDING_TOTP, {"uid": user_id, "fid": factor_id})
+        row = await self.db.fetch_one(self._pending_totp, {"uid": user_id, "fid": factor_id})
         return Factor(*row) if row is not None else None
 
     async def confirm_totp(self, factor_id: str, user_id: str, step: int, now: int, code_hashes: Iterable[str]) -> bool:
         """Confirm the enrolment with its first code's step and replace the user's recovery codes
         by `code_hashes`, together; False when it was confirmed already (or is gone)."""
         async with self.db.transaction() as tx:
-            row = await tx.fetch_one(
-                self.sql.CONFIRM_TOTP, {"fid": factor_id, "uid": user_id, "step": step, "now": now}
-            )
+            row = await tx.fetch_one(self._confirm_totp, {"fid": factor_id, "uid": user_id, "step": step, "now": now})
             if row is None:
                 return False
             await self._replace_codes(tx, user_id, code_hashes, now)
@@ -174,86 +132,53 @@ class FactorStore:
         async with self.db.transaction() as tx:
             await self._replace_codes(tx, user_id, code_hashes, now)
 
-    async def _replace_codes(self, tx, user_id: str, code_hashes: Iterable[str], now: int) -> None:
-        await tx.execute(self.sql.DELETE_RECOVERY_CODES, {"uid": user_id})
+    async def _replace_codes(self, tx: Queries, user_id: str, code_hashes: Iterable[str], now: int) -> None:
+        await tx.execute(self._delete_recovery_codes, {"uid": user_id})
         rows = [{"user_id": user_id, "code_hash": h, "created_at": now, "used_at": None} for h in code_hashes]
         if rows:
-            await tx.execute_many(self.sql.INSERT_RECOVERY_CODE, rows)
+            await tx.execute_many(self._insert_recovery_code, rows)
 
     async def use_totp_step(self, factor_id: str, step: int, now: int) -> bool:
         """Record `step` as accepted: True for the one caller that did, False for a step already
         used (or earlier)."""
         values = {"fid": factor_id, "step": step, "now": now}
-        return await self.db.fetch_one(self.sql.USE_TOTP_STEP, values) is not None
+        return await self.db.fetch_one(self._use_totp_step, values) is not None
 
     async def use_recovery_code(self, user_id: str, code_hash: str, now: int) -> bool:
         values = {"uid": user_id, "h": code_hash, "now": now}
-        return await self.db.fetch_one(self.sql.USE_RECOVERY_CODE, values) is not None
+        return await self.db.fetch_one(self._use_recovery_code, values) is not None
 
     async def recovery_codes_left(self, user_id: str) -> int:
-        return len(await self.db.fetch_all(self.sql.RECOVERY_CODES_LEFT, {"uid": user_id}))
+        return len(await self.db.fetch_all(self._recovery_codes_left, {"uid": user_id}))
 
     async def add_passkey(self, factor: Factor) -> None:
         """Raises Conflict when the credential is registered already."""
-        await self.db.execute(self.sql.INSERT_FACTOR, vars(factor))
+        await self.db.execute(self._insert, vars(factor))
 
     async def passkey_by_credential(self, credential_id: str) -> Factor | None:
-        row = await self.db.fetch_one(self.sql.PASSKEY_BY_CREDENTIAL, {"cred": credential_id})
+        row = await self.db.fetch_one(self._passkey_by_credential, {"cred": credential_id})
         return Factor(*row) if row is not None else None
 
     async def passkey_ids(self, user_id: str) -> list[str]:
-        return [r[0] for r in await self.db.fetch_all(self.sql.USER_PASSKEY_IDS, {"uid": user_id})]
+        return [r[0] for r in await self.db.fetch_all(self._passkey_ids, {"uid": user_id})]
 
     async def use_passkey(self, factor_id: str, old_count: int, new_count: int, now: int) -> bool:
         values = {"fid": factor_id, "old": old_count, "new": new_count, "now": now}
-        return await self.db.fetch_one(self.sql.USE_PASSKEY, values) is not None
+        return await self.db.fetch_one(self._use_passkey, values) is not None
 
-    async def remove_factor(self, factor_id: str, user_id: str) -> str | None:
+    async def remove(self, factor_id: str, user_id: str) -> str | None:
         """Remove one of the user's factors (its kind), and the recovery codes with the last one."""
         async with self.db.transaction() as tx:
-            row = await tx.fetch_one(self.sql.DELETE_FACTOR, {"fid": factor_id, "uid": user_id})
+            row = await tx.fetch_one(self._delete, {"fid": factor_id, "uid": user_id})
             if row is None:
                 return None
-            if not await tx.fetch_all(self.sql.CONFIRMED_FACTORS, {"uid": user_id}):
-                await tx.execute(self.sql.DELETE_RECOVERY_CODES, {"uid": user_id})
+            if not await tx.fetch_all(self._confirmed, {"uid": user_id}):
+                await tx.execute(self._delete_recovery_codes, {"uid": user_id})
         return row[0]
 
-    async def reset_factors(self, user_id: str) -> list[str]:
+    async def reset(self, user_id: str) -> list[str]:
         """Remove every factor and recovery code of the user (a lost phone); the kinds removed."""
         async with self.db.transaction() as tx:
-            kinds = [r[0] for r in await tx.fetch_all(self.sql.DELETE_USER_FACTORS, {"uid": user_id})]
-            await tx.execute(self.sql.DELETE_RECOVERY_CODES, {"uid": user_id})
+            kinds = [r[0] for r in await tx.fetch_all(self._delete_of_user, {"uid": user_id})]
+            await tx.execute(self._delete_recovery_codes, {"uid": user_id})
         return kinds
-
-    # -- the account page ------------------------------------------------------------------
-    async def user_sessions(self, user_id: str, now: int) -> list[Session]:
-        return [Session(*r) for r in await self.db.fetch_all(self.sql.USER_SESSIONS, {"uid": user_id, "now": now})]
-
-    async def seen_session(self, id_hash: str, now: int) -> None:
-        await self.db.execute(self.sql.SEEN_SESSION, {"h": id_hash, "now": now})
-
-    async def end_other_sessions(self, user_id: str, keep_hash: str, now: int) -> list[str]:
-        """End every session of the user but `keep_hash`, each with the grants issued in it; the
-        sids that ended."""
-        s = self.sql
-        async with self.db.transaction() as tx:
-            sids = [r[0] for r in await tx.fetch_all(s.END_OTHER_SESSIONS, {"uid": user_id, "keep": keep_hash})]
-            for sid in sids:  # each app told, as for any session that ends (store/logout.py)
-                session = {"uid": user_id, "sid": sid}
-                await self._enqueue_logout_notices(tx, "ENQUEUE_SESSION_LOGOUT_NOTICES", session, now)
-                await tx.execute(s.REVOKE_SESSION_GRANTS, {**session, "now": now})
-                await tx.execute(s.END_SESSION_REFRESH_TOKENS, {**session, "now": now})
-        return sids
-
-    async def connected_apps(self, user_id: str) -> list[ConnectedApp]:
-        return [ConnectedApp(*r) for r in await self.db.fetch_all(self.sql.CONNECTED_APPS, {"uid": user_id})]
-
-    async def remove_connected_app(self, user_id: str, client_id: str, now: int) -> int:
-        """Forget the user's consent to the app and revoke every grant it holds for them (codes,
-        access and refresh tokens), together; how many grants were revoked."""
-        key = {"uid": user_id, "cid": client_id, "now": now}
-        async with self.db.transaction() as tx:
-            await tx.execute(self.sql.FORGET_CONSENT, {"uid": user_id, "cid": client_id})
-            revoked = await tx.fetch_all(self.sql.REVOKE_USER_APP_GRANTS, key)
-            await tx.execute(self.sql.END_USER_APP_REFRESH_TOKENS, key)
-        return len(revoked)

@@ -29,9 +29,13 @@ from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 
 from campusid.idp.store.database import Database, Prepared, Queries
 from campusid.idp.store.errors import Conflict, StoreUnavailable
-from campusid.idp.store.pg_pool import ConnectionPool, connect, connection_lost
+from campusid.idp.store.grants import Grants
+from campusid.idp.store.janitor import Janitor
+from campusid.idp.store.notices import Notices
+from campusid.idp.store.pg_pool import MAX_IDLE, ConnectionPool, connect, connection_lost
 from campusid.idp.store.rows import Grant, Interaction, Session
 from campusid.idp.store.schema import grants, interactions, sessions
+from campusid.idp.store.sessions import Sessions
 from campusid.idp.store.store import Store
 
 # Connections per worker process. Each holds a statement for one round trip, so a few serve many
@@ -77,9 +81,11 @@ def _rowcount(status: str) -> int:
 class PostgresDatabase(Database):
     dialect = asyncpg_dialect.dialect()
 
-    def __init__(self, dsn: str, pool_min: int = POOL_MIN, pool_max: int = POOL_MAX) -> None:
+    def __init__(
+        self, dsn: str, pool_min: int = POOL_MIN, pool_max: int = POOL_MAX, max_idle: float = MAX_IDLE
+    ) -> None:
         self._dsn = dsn
-        self._pool_min, self._pool_max = pool_min, pool_max
+        self._pool_min, self._pool_max, self._max_idle = pool_min, pool_max, max_idle
         self._pools: dict[asyncio.AbstractEventLoop, ConnectionPool] = {}
 
     def pool(self) -> ConnectionPool | None:
@@ -89,8 +95,8 @@ class PostgresDatabase(Database):
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         if loop not in self._pools:
-            pool = ConnectionPool(self._dsn, self._pool_max)
-            await pool.open(self._pool_min)
+            pool = ConnectionPool(self._dsn, self._pool_max, minimum=self._pool_min, max_idle=self._max_idle)
+            await pool.open()
             self._pools[loop] = pool
 
     async def stop(self) -> None:
@@ -241,9 +247,37 @@ def _prefixed(prefix: str, row: Any) -> dict:
     return {prefix + k: v for k, v in vars(row).items()}
 
 
-class PostgresStore(Store):
-    """The store on PostgreSQL: a successful login's writes are one statement."""
+class PostgresSessions(Sessions):
+    """A successful login's writes as one statement (a data-modifying CTE per combination of
+    grant and next interaction, each compiled at start)."""
 
+    def __init__(self, db: PostgresDatabase, grants: Grants, notices: Notices) -> None:
+        super().__init__(db, grants, notices)
+        self._complete_login = {
+            (g, n): db.prepare(f"COMPLETE_LOGIN_{int(g)}{int(n)}", complete_login_statement(g, n), write=True)
+            for g in (False, True)
+            for n in (False, True)
+        }
+
+    async def complete_login(
+        self,
+        interaction_hash: str,
+        session: Session,
+        replaces: str | None = None,
+        *,
+        grant: Grant | None = None,
+        next_interaction: Interaction | None = None,
+    ) -> bool:
+        q = self._complete_login[(grant is not None, next_interaction is not None)]
+        values = {"h": interaction_hash, "old": replaces, **_prefixed("s_", session)}
+        if grant is not None:
+            values.update(_prefixed("g_", grant))
+        if next_interaction is not None:
+            values.update(_prefixed("n_", next_interaction))
+        return await self.db.fetch_one(q, values) is not None
+
+
+class PostgresJanitor(Janitor):
     # A purge batch locks only its own rows: the requests wait for no lock of it, only share the
     # server's time with it (which the pace bounds), so its statements may run longer than
     # SQLite's, and each pays a round trip: 25 ms, where 5 ms made the purge 2-4x longer
@@ -252,21 +286,11 @@ class PostgresStore(Store):
 
     def __init__(self, db: PostgresDatabase) -> None:
         super().__init__(db)
-        self._complete_login = {
-            (g, n): db.prepare(f"COMPLETE_LOGIN_{int(g)}{int(n)}", complete_login_statement(g, n), write=True)
-            for g in (False, True)
-            for n in (False, True)
-        }
-
         self._try_lock = db.prepare("TRY_HOUSEKEEPING_LOCK", select(func.pg_try_advisory_lock(_KEY)), write=True)
         self._unlock = db.prepare("HOUSEKEEPING_UNLOCK", select(func.pg_advisory_unlock(_KEY)), write=True)
 
-    def prepared(self) -> dict[str, Prepared]:
-        locks = {q.name: q for q in (self._try_lock, self._unlock)}
-        return {**super().prepared(), **{q.name: q for q in self._complete_login.values()}, **locks}
-
     @contextlib.asynccontextmanager
-    async def housekeeping_lock(self) -> AsyncIterator[bool]:
+    async def lock(self) -> AsyncIterator[bool]:
         """pg_try_advisory_lock on a connection kept for the holder's whole run: one holder across
         every worker and host of the database, never a wait; the server drops it with the
         connection, should the holder die."""
@@ -279,13 +303,7 @@ class PostgresStore(Store):
                 if held:
                     await conn.fetch_one(self._unlock, {"key": HOUSEKEEPING_LOCK})
 
-    async def _write_login(
-        self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None
-    ) -> bool:
-        q = self._complete_login[(grant is not None, next_ is not None)]
-        values = {"h": id_hash, "old": replaces, **_prefixed("s_", session)}
-        if grant is not None:
-            values.update(_prefixed("g_", grant))
-        if next_ is not None:
-            values.update(_prefixed("n_", next_))
-        return await self.db.fetch_one(q, values) is not None
+
+class PostgresStore(Store):
+    sessions_class = PostgresSessions
+    janitor_class = PostgresJanitor

@@ -34,27 +34,61 @@ class User:
 
 @dataclass(frozen=True)
 class Client:
+    """An app and its OIDC registration, as one row (what the OIDC face and the review workflow
+    read in one statement). The app's part is every face's (clients): its owner, its review, the
+    bundles it asked for and those granted, require_mfa. The registration's (oidc_registrations):
+    its secret's digest, redirect URIs, sector, grant types, logout URIs."""
+
     client_id: str
     name: str
     description: str
     type: str
     state: str
-    secret_hash: str | None
-    redirect_uris: tuple[str, ...]
     scopes: tuple[str, ...]
     granted_scopes: tuple[str, ...]
     justifications: Mapping[str, str]
-    sector_identifier_uri: str | None
     revision: Mapping | None
     revision_state: str | None
     owner_id: str
     created_at: int
     updated_at: int
+    require_mfa: bool = False
+    # its OIDC registration
+    secret_hash: str | None = None
+    redirect_uris: tuple[str, ...] = ()
+    sector_identifier_uri: str | None = None
     grant_types: tuple[str, ...] = ()
     granted_grant_types: tuple[str, ...] = ()
-    require_mfa: bool = False
     post_logout_redirect_uris: tuple[str, ...] = ()
     backchannel_logout_uri: str | None = None
+
+
+# The app's part of a Client and its registration's part, by field name (apps.py writes each to its table).
+APP_FIELDS = (
+    "client_id",
+    "name",
+    "description",
+    "type",
+    "state",
+    "scopes",
+    "granted_scopes",
+    "justifications",
+    "revision",
+    "revision_state",
+    "owner_id",
+    "created_at",
+    "updated_at",
+    "require_mfa",
+)
+OIDC_REGISTRATION_FIELDS = (
+    "secret_hash",
+    "redirect_uris",
+    "sector_identifier_uri",
+    "grant_types",
+    "granted_grant_types",
+    "post_logout_redirect_uris",
+    "backchannel_logout_uri",
+)
 
 
 @dataclass(frozen=True)
@@ -295,3 +329,13 @@ class ConnectedApp:
     client_id: str
     name: str
     scope: str
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What ended with a session or an account: the user, the sessions' sids and the grants
+    revoked with them (id, client_id, sid) — what the apps holding them are to be told."""
+
+    user_id: str
+    sids: tuple[str, ...]
+    grants: tuple[tuple[str, str, str | None], ...]

@@ -51,36 +51,66 @@ users = Table(
     Index("ix_users_external_id", "external_id", unique=True),
 )
 
+# An app (a "client application", whatever protocol it speaks): who owns it, where its review
+# stands, the bundles (scopes) it asked for and those its review granted. What a protocol needs
+# of it is its registration, in a table of that face's (OIDC's: oidc_registrations).
 clients = Table(
     "clients",
     metadata,
     Column("client_id", String(64), primary_key=True),
     Column("name", String(200), nullable=False),
     Column("description", Text, nullable=False, default=""),
-    Column("type", String(16), nullable=False),
+    Column("type", String(16), nullable=False),  # which face's registration it has: web, native (OIDC)
     Column("state", String(16), nullable=False),
-    Column("secret_hash", String(64)),
-    Column("redirect_uris", JSON, nullable=False),
     Column("scopes", JSON, nullable=False),
     Column("granted_scopes", JSON, nullable=False),
     Column("justifications", JSON, nullable=False),
-    Column("sector_identifier_uri", String(2000)),
     Column("revision", JSON),
     Column("revision_state", String(16)),
     Column("owner_id", String(32), ForeignKey("users.id"), nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
-    # Grant types beyond the code flow and refresh (which every active app has): those the app
-    # asks for, and those its review granted (`device_code`, RFC 8628).
-    Column("grant_types", JSON, nullable=False, server_default="[]"),
-    Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
     # Approved with --require-mfa: every sign-in to this app uses a second factor (docs/mfa.md).
     Column("require_mfa", Boolean, nullable=False, server_default=false()),
-    # Single logout: where the browser may go after RP-initiated logout (each exactly as
-    # registered), and where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0 2.2).
+)
+
+# An app's OpenID Connect registration (web and native apps): its secret's digest (web apps), the
+# redirect URIs its requests must name exactly, its sector (OIDC Core 8.1), the grant types beyond
+# the code flow and refresh it asked for and those its review granted (`device_code`, RFC 8628),
+# and single logout: where the browser may go after RP-initiated logout (each exactly as
+# registered), and where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0 2.2).
+oidc_registrations = Table(
+    "oidc_registrations",
+    metadata,
+    Column("client_id", String(64), ForeignKey("clients.client_id"), primary_key=True),
+    Column("secret_hash", String(64)),
+    Column("redirect_uris", JSON, nullable=False),
+    Column("sector_identifier_uri", String(2000)),
+    Column("grant_types", JSON, nullable=False, server_default="[]"),
+    Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
     Column("post_logout_redirect_uris", JSON, nullable=False, server_default="[]"),
     Column("backchannel_logout_uri", String(2000)),
 )
+
+# An app with its OIDC registration as one row, in the field order of rows.Client (checked when the
+# statements are compiled): what every read of an app returns. An outer join: an app of another
+# face has no OIDC registration.
+CLIENT_COLUMNS = (
+    *clients.c,
+    *(
+        oidc_registrations.c[name]
+        for name in (
+            "secret_hash",
+            "redirect_uris",
+            "sector_identifier_uri",
+            "grant_types",
+            "granted_grant_types",
+            "post_logout_redirect_uris",
+            "backchannel_logout_uri",
+        )
+    ),
+)
+CLIENT_JOIN = clients.outerjoin(oidc_registrations, oidc_registrations.c.client_id == clients.c.client_id)
 
 client_events = Table(
     "client_events",
@@ -295,7 +325,7 @@ Index("ix_events_at", events.c.at)
 Index("ix_events_type_id", events.c.type, events.c.id)
 Index("ix_events_username_id", events.c.username, events.c.id)
 Index("ix_events_client_id_id", events.c.client_id, events.c.id)
-# Housekeeping (store/housekeeping.py): each purge statement walks one of these in expiry order.
+# Housekeeping (store/janitor.py): each purge statement walks one of these in expiry order.
 Index("ix_interactions_expires_at", interactions.c.expires_at)
 Index("ix_grants_code_expires_at", grants.c.code_expires_at)
 Index("ix_refresh_tokens_expires_at", refresh_tokens.c.expires_at)

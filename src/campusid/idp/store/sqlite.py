@@ -34,7 +34,9 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from campusid.idp.store.database import Database, Prepared, Queries
 from campusid.idp.store.errors import Conflict, StoreUnavailable
+from campusid.idp.store.janitor import Janitor
 from campusid.idp.store.rows import Grant, Interaction, Session
+from campusid.idp.store.sessions import Sessions
 from campusid.idp.store.store import Store
 
 # Bytes of the database file each connection maps (SQLite caps it at its build's maximum, 2 GB by
@@ -130,7 +132,7 @@ class SQLiteDatabase(Database):
         """Copy the WAL's committed pages into the database file now, on this connection, without
         waiting for anyone (PASSIVE: what readers still use stays for a later one). Otherwise the
         copy falls to the commit that finds the WAL past `wal_autocheckpoint` (1000 pages), which
-        after a housekeeping batch would be a request's (see store/housekeeping.py)."""
+        after a housekeeping batch would be a request's (see store/janitor.py)."""
         try:
             self._conn().raw.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
         except sqlite3.Error as exc:
@@ -165,12 +167,35 @@ class SQLiteDatabase(Database):
         self._local = threading.local()
 
 
-class SQLiteStore(Store):
-    """The store on SQLite: a successful login's writes are one transaction (SQLite has no
-    INSERT or DELETE inside a common table expression)."""
+class SQLiteSessions(Sessions):
+    """A successful login's writes as one transaction (SQLite has no INSERT or DELETE inside a
+    common table expression)."""
 
+    async def complete_login(
+        self,
+        interaction_hash: str,
+        session: Session,
+        replaces: str | None = None,
+        *,
+        grant: Grant | None = None,
+        next_interaction: Interaction | None = None,
+    ) -> bool:
+        async with self.db.transaction() as tx:
+            if await tx.fetch_one(self._finish_interaction, {"h": interaction_hash}) is None:
+                return False  # another request finished it: write nothing
+            if replaces is not None:
+                await tx.execute(self._delete, {"h": replaces})
+            await tx.execute(self._insert, vars(session))
+            if grant is not None:
+                await self._grants.insert(tx, grant)
+            if next_interaction is not None:
+                await tx.execute(self._insert_interaction, vars(next_interaction))
+        return True
+
+
+class SQLiteJanitor(Janitor):
     @contextlib.asynccontextmanager
-    async def housekeeping_lock(self) -> AsyncIterator[bool]:
+    async def lock(self) -> AsyncIterator[bool]:
         """A non-blocking exclusive flock(2) on a file beside the database. A SQLite database is
         used by the processes of one host (its locking needs a local file system), so this holds
         across every process that can open it; the kernel drops it with a process that dies."""
@@ -188,18 +213,7 @@ class SQLiteStore(Store):
         finally:
             os.close(fd)
 
-    async def _write_login(
-        self, id_hash: str, session: Session, replaces: str | None, grant: Grant | None, next_: Interaction | None
-    ) -> bool:
-        s = self.sql
-        async with self.db.transaction() as tx:
-            if await tx.fetch_one(s.FINISH_INTERACTION, {"h": id_hash}) is None:
-                return False  # another request finished it: write nothing
-            if replaces is not None:
-                await tx.execute(s.DELETE_SESSION, {"h": replaces})
-            await tx.execute(s.INSERT_SESSION, vars(session))
-            if grant is not None:
-                await tx.execute(s.INSERT_GRANT, vars(grant))
-            if next_ is not None:
-                await tx.execute(s.INSERT_INTERACTION, vars(next_))
-        return True
+
+class SQLiteStore(Store):
+    sessions_class = SQLiteSessions
+    janitor_class = SQLiteJanitor

@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp import metrics
+from campusid.idp.context import Context
 from campusid.idp.keys import ALGS
 from campusid.idp.moving_window import CountersUnavailable, RedisWindows
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web.context import Context
 from campusid.idp.web.http import NO_STORE, json_response
 
 log = logging.getLogger("campusid.idp")

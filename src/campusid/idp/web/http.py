@@ -1,18 +1,23 @@
-"""Request reading and response building shared by the handlers: strict bodies, JSON errors,
-security headers for pages (no referrer and no framing: RFC 9700 sections 4.2 and 4.16)."""
+"""Request reading and response building shared by every face and page: strict bodies, security
+headers for pages (no referrer and no framing: RFC 9700 sections 4.2 and 4.16), and two of the
+three places where a refused request (idp/errors.py) becomes an answer: `json_error` for JSON
+endpoints and `page_error` for pages (the third is the authorization endpoint's, which shows a page
+until the client's redirect URI is verified and redirects after: idp/oidc/authorize.py)."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from campusid.idp import i18n
-from campusid.idp.protocol.errors import InvalidClient, InvalidRequest, OAuthError
-from campusid.idp.protocol.params import parse_urlencoded
+from campusid.idp.errors import BodyTooLarge, RequestError
+from campusid.idp.web.params import parse_urlencoded
 
 MAX_BODY = 64 * 1024
 FORM = "application/x-www-form-urlencoded"
@@ -31,6 +36,7 @@ PASSKEY_CSP = PAGE_HEADERS["Content-Security-Policy"].replace(
     "default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';"
 )
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+Handler = Callable[[Request], Awaitable[Response]]
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # built once, not per response
 
 
@@ -55,6 +61,19 @@ def detour(url: str, request: Request, home: str) -> str:
     return url + "?next=" + quote(return_to(request, home), safe="/")
 
 
+def fill_in(text: str, **values: str) -> list[tuple[str, bool]]:
+    """`text` (ours) with each {name} replaced by a value (the user's or app's), as pieces the
+    template prints escaped, the values in bold: [(piece, is_value), …]."""
+    pieces: list[tuple[str, bool]] = []
+    for piece in re.split(r"(\{[a-z]+\})", text):
+        name = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else None
+        if name in values:
+            pieces.append((values[name], True))
+        elif piece:
+            pieces.append((piece, False))
+    return pieces
+
+
 def see_other(url: str) -> RedirectResponse:
     """The answer to a form or a detour: 303, so the browser GETs `url` (RFC 9110 15.4.4), never cached."""
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
@@ -66,10 +85,6 @@ def language(request: Request) -> tuple[str, Callable[[str], str]]:
     return lang, i18n.translator(lang)
 
 
-class BodyTooLarge(InvalidRequest):
-    status = 413
-
-
 async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
@@ -77,7 +92,7 @@ async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
             if int(declared) > limit:
                 raise BodyTooLarge("the request body is too large")
         except ValueError:
-            raise InvalidRequest("Content-Length is not a number") from None
+            raise RequestError("Content-Length is not a number") from None
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -96,8 +111,17 @@ def is_form(request: Request) -> bool:
 async def read_form(request: Request) -> dict[str, str]:
     """An application/x-www-form-urlencoded body, parsed strictly (no duplicates, UTF-8)."""
     if not is_form(request):
-        raise InvalidRequest(f"the request body must be {FORM}")
+        raise RequestError(f"the request body must be {FORM}")
     return parse_urlencoded(await read_body(request))
+
+
+async def read_form_or_refusal(request: Request) -> tuple[dict[str, str], RequestError | None]:
+    """The form, or ({}, why it could not be read): for a page that answers with its own form
+    again, saying what was wrong."""
+    try:
+        return await read_form(request), None
+    except RequestError as exc:
+        return {}, exc
 
 
 def query_params(request: Request) -> dict[str, str]:
@@ -109,25 +133,34 @@ def json_response(data, status: int = 200, headers: dict | None = None) -> Respo
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
-def oauth_error_response(exc: OAuthError, headers: dict | None = None) -> Response:
-    out = dict(NO_STORE)
-    if headers:
-        out.update(headers)
-    retry = getattr(exc, "retry_after", None)
-    if retry is not None:
-        out["Retry-After"] = str(int(retry))
-    return json_response(exc.body(), exc.status, out)
+def json_error(exc: RequestError, headers: dict | None = None) -> Response:
+    """The JSON answer to a refused request (RFC 6749 5.2, RFC 6750 3): its status, its body and
+    the headers it carries (a challenge, Retry-After), never cached; `headers` adds the
+    endpoint's own (CORS)."""
+    return json_response(exc.body(), exc.status, {**NO_STORE, **(headers or {}), **exc.headers})
 
 
-BASIC_CHALLENGE = {"WWW-Authenticate": 'Basic realm="campusid", charset="UTF-8"'}
+def json_endpoint(
+    handler: Handler | None = None,
+    *,
+    headers: dict | None = None,
+    refine: Callable[[RequestError], RequestError] | None = None,
+):
+    """A JSON endpoint: a RequestError its handler raises is answered by `json_error`, with the
+    endpoint's `headers` (CORS), after `refine` (a resource server's errors all carry a Bearer
+    challenge: RFC 6750 3). Used bare (`@json_endpoint`) or with options."""
 
+    def wrap(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestError as exc:
+                return json_error(refine(exc) if refine is not None else exc, headers)
 
-def client_error_response(exc: OAuthError, headers: dict | None = None) -> Response:
-    """The error of an endpoint that authenticates the client: ``invalid_client`` is a 401 with a
-    Basic challenge (RFC 6749 section 5.2), any other error goes out with ``headers``."""
-    if isinstance(exc, InvalidClient):
-        return oauth_error_response(exc, BASIC_CHALLENGE)
-    return oauth_error_response(exc, headers)
+        return endpoint
+
+    return wrap(handler) if handler is not None else wrap
 
 
 def page(ctx, template: str, status: int = 200, headers: dict | None = None, **values) -> HTMLResponse:
@@ -147,3 +180,30 @@ def error_page(
     ctx, message: str, status: int = 400, title: str = "This sign-in request cannot be used"
 ) -> HTMLResponse:
     return page(ctx, "error.html", status=status, title=title, message=message)
+
+
+def page_error(ctx, exc: RequestError, title: str = "This request cannot be used") -> HTMLResponse:
+    """The HTML answer to a refused request: the error page with its description, its status and
+    the headers it carries (Retry-After)."""
+    response = error_page(ctx, exc.description or "The request could not be read.", exc.status, title)
+    response.headers.update(exc.headers)
+    return response
+
+
+def page_endpoint(handler: Handler | None = None, *, render: Callable[[Request, RequestError], Response] | None = None):
+    """An HTML endpoint: a RequestError its handler raises is answered by `page_error`, or by
+    `render` (a page that shows its own form again with the message). Bare or with options."""
+
+    def wrap(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestError as exc:
+                if render is not None:
+                    return render(request, exc)
+                return page_error(request.app.state.ctx, exc)
+
+        return endpoint
+
+    return wrap(handler) if handler is not None else wrap

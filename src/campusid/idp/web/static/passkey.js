@@ -30,7 +30,7 @@
       headers: { "Content-Type": "application/x-www-form-urlencoded" }
     });
     var data = await answer.json();
-    if (!answer.ok) { show(data.error || "Passkeys are not available."); return; }
+    if (!answer.ok) { show(data.error_description || "Passkeys are not available."); return; }
     var options = data.publicKey, credential, response;
     options.challenge = toBytes(options.challenge);
     if (mode === "enrol") {
