@@ -50,14 +50,28 @@ TARGETS = ("sqlite", "postgres", "node")  # the default set
 # campusid serves with /metrics on (CAMPUSID_METRICS_TOKEN), as a deployment that is watched does;
 # its "-nometrics" twin serves without it (the default configuration: no figures collected).
 NO_METRICS = "-nometrics"
-ALL_TARGETS = ("sqlite", "sqlite" + NO_METRICS, "postgres", "postgres" + NO_METRICS, "node")
+# --baseline BIN: the same rows against another build of campusid (the code before a change, in a
+# venv of its own), interleaved with this one's in the same run: its "-base" targets.
+BASE = "-base"
+ALL_TARGETS = (
+    "sqlite",
+    "sqlite" + NO_METRICS,
+    "sqlite" + BASE,
+    "postgres",
+    "postgres" + NO_METRICS,
+    "postgres" + BASE,
+    "node",
+)
 TARGET_LABEL = {
     "sqlite": "campusid SQLite",
     "sqlite" + NO_METRICS: "campusid SQLite, no metrics",
+    "sqlite" + BASE: "campusid SQLite, baseline build",
     "postgres": "campusid PostgreSQL",
     "postgres" + NO_METRICS: "campusid PostgreSQL, no metrics",
+    "postgres" + BASE: "campusid PostgreSQL, baseline build",
     "node": "node-oidc-provider",
 }
+BASELINE_BIN: str | None = None  # set once, by main(), from --baseline
 # --compare-metrics control: the twin serves with /metrics as well, so any difference between the
 # two is the method's own (an A/A control for the metrics on/off figures). Set once, by main().
 TWIN_HAS_METRICS = False
@@ -78,8 +92,14 @@ BENCH_PASSWORD = "bench-Passw0rd-" + "x" * 8
 
 
 def database(target: str) -> str:
-    """The database a campusid target uses ("sqlite" or "postgres"), with or without metrics."""
-    return target.removesuffix(NO_METRICS)
+    """The database a campusid target uses ("sqlite" or "postgres"), with or without metrics, this
+    build or the baseline's."""
+    return target.removesuffix(NO_METRICS).removesuffix(BASE)
+
+
+def cli_of(target: str) -> str:
+    """The campusid command a target runs: the baseline build's for a "-base" target."""
+    return BASELINE_BIN if target.endswith(BASE) and BASELINE_BIN else campusid_bin()
 
 
 def log(msg: str) -> None:
@@ -595,7 +615,7 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
         psql(f'CREATE DATABASE "{db_name}"')
         env["CAMPUSID_DATABASE_URL"] = f"postgresql+psycopg://{PG_USER}@{PG_ADMIN_URL}:{PG_PORT}/{db_name}"
         cleanup.append(lambda: psql(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)'))
-    cli = campusid_bin()
+    cli = cli_of(target)
 
     def run_cli(*args: str, stdin: str | None = None) -> str:
         r = subprocess.run([cli, *args], input=stdin, capture_output=True, text=True, env=env)
@@ -669,7 +689,7 @@ def _launch_campusid(
     port = free_port()
     issuer = f"http://127.0.0.1:{port}"
     env = {**env, "CAMPUSID_ISSUER": issuer}
-    cli = campusid_bin()
+    cli = cli_of(target)
     log_path = workdir / f"{target}{label}-run{run_no}.log"
     logf = open(log_path, "w")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
@@ -1079,6 +1099,7 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
     ratio_cols += [
         (t, t + NO_METRICS, f"{short_name[t]} {twins}") for t in cols if t in short_name and t + NO_METRICS in cols
     ]
+    ratio_cols += [(t, t + BASE, f"{short_name[t]} new/base") for t in cols if t in short_name and t + BASE in cols]
     header = ["metric"] + [TARGET_LABEL[t] for t in cols] + [heading for _, _, heading in ratio_cols]
     rows: list[list[str]] = []
     failed_cells = {(f[0], f[1], f[2]) for f in failures}
@@ -1409,7 +1430,7 @@ def seed_grown(server: Server, scale: float) -> dict[str, int]:
     def grant_rows(count: int, live: bool, ids: list[str]):
         for i in range(count):
             created = when(i, count, live)
-            ids.append(f"{created * 1000:012x}{secrets.randbits(80):020x}")  # as campusid.idp.protocol.ids
+            ids.append(f"{created * 1000:012x}{secrets.randbits(80):020x}")  # as campusid.idp.oidc.rules.grant_ids
             yield (ids[-1], secrets.token_hex(32), cid, rnd.choice(uids), redirect, secrets.token_urlsafe(32),
                    secrets.token_urlsafe(16), "openid profile", created, created, created + 60, created + 5,
                    secrets.token_urlsafe(32), "pwd", "urn:campusid:acr:pwd")  # fmt: skip
@@ -1633,6 +1654,12 @@ def main() -> int:
         help="also run each campusid target without /metrics (its -nometrics twin), rows interleaved; "
         "'control': the twin with /metrics too (an A/A run, the method's own floor)",
     )
+    ap.add_argument(
+        "--baseline",
+        metavar="BIN",
+        help="also run each campusid target with this other build's campusid command (e.g. the code before a "
+        "change, installed in a venv of its own), rows interleaved: its '-base' targets, and a new/base ratio",
+    )
     ap.add_argument("--runs", type=int, default=None, help="runs per target (default 3; --quick 1)")
     ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 4; --quick 2)")
     ap.add_argument("--warmup", type=float, default=None, help="warm-up seconds per row (default 1; --quick 0.5)")
@@ -1708,6 +1735,10 @@ def main() -> int:
             for t in ("sqlite", "postgres"):
                 TARGET_LABEL[t + NO_METRICS] = TARGET_LABEL[t] + ", its twin (metrics too)"
         chosen += [t + NO_METRICS for t in chosen if t in ("sqlite", "postgres")]
+    if args.baseline:
+        global BASELINE_BIN
+        BASELINE_BIN = str(Path(args.baseline).resolve())
+        chosen += [t + BASE for t in chosen if t in ("sqlite", "postgres")]
     targets = [t for t in ALL_TARGETS if t in chosen]
     if not targets or any(t and t not in ALL_TARGETS for t in chosen):
         ap.error(f"--only takes {', '.join(ALL_TARGETS)}")
