@@ -33,6 +33,10 @@ USER_ENABLED = "user_enabled"
 LOGOUT_DELIVERY_FAILED = "logout_delivery_failed"
 DEVICE_CODE_ISSUED = "device_code_issued"
 DEVICE_CODE_REDEEMED = "device_code_redeemed"
+CAS_TICKET_VALIDATED = "cas_ticket_validated"
+CAS_TICKET_REJECTED = "cas_ticket_rejected"
+CAS_TICKET_REPLAY = "cas_ticket_replay"
+CAS_PROXY_GRANTED = "cas_proxy_granted"
 
 TYPES = frozenset(
     {
@@ -54,6 +58,10 @@ TYPES = frozenset(
         LOGOUT_DELIVERY_FAILED,
         DEVICE_CODE_ISSUED,
         DEVICE_CODE_REDEEMED,
+        CAS_TICKET_VALIDATED,
+        CAS_TICKET_REJECTED,
+        CAS_TICKET_REPLAY,
+        CAS_PROXY_GRANTED,
     }
 )
 MAX_DETAIL = 500
@@ -85,6 +93,33 @@ class Events:
         self.clock = clock
         self.figures = figures
 
+    def event(
+        self,
+        type: str,  # noqa: A002 - the event's type, as stored and listed
+        *,
+        username: str | None = None,
+        client_id: str | None = None,
+        ip: str | None = None,
+        detail: str = "",
+    ) -> Event:
+        """The event `record` would store, for a repository that stores it in a write of its own
+        (a CAS validation's record and its event: one statement); `counted` then counts it."""
+        if type not in TYPES:
+            raise ValueError(f"unknown event type {type!r}")
+        return Event(
+            None,
+            int(self.clock()),
+            type,
+            _clip(username, _MAX_NAME),
+            _clip(client_id, _MAX_NAME),
+            _clip(ip, _MAX_NAME),
+            detail[:MAX_DETAIL],
+        )
+
+    def counted(self, event: Event) -> None:
+        """The figure of an event stored by another write (see `event`)."""
+        self.figures.count_event(event.type)
+
     async def record(
         self,
         type: str,  # noqa: A002 - the event's type, as stored and listed
@@ -96,17 +131,7 @@ class Events:
     ) -> Event:
         """Store one event. The values a request supplied (a typed username, a client_id) are
         clipped to their columns' sizes, so hostile input is recorded, not refused."""
-        if type not in TYPES:
-            raise ValueError(f"unknown event type {type!r}")
-        event = Event(
-            None,
-            int(self.clock()),
-            type,
-            _clip(username, _MAX_NAME),
-            _clip(client_id, _MAX_NAME),
-            _clip(ip, _MAX_NAME),
-            detail[:MAX_DETAIL],
-        )
+        event = self.event(type, username=username, client_id=client_id, ip=ip, detail=detail)
         await self._store.events.record(event)
         self.figures.count_event(type)  # the event's figure, counted where the event is (idp/metrics.py)
         return event

@@ -56,6 +56,16 @@ REQUESTS = Histogram(
     registry=REGISTRY,
 )
 
+# CAS (DESIGN 12): validations by endpoint and outcome (`success` or the CAS error code), tickets
+# issued by kind. Both label sets are fixed (idp/cas/rules: the endpoints, the codes, the kinds).
+CAS_VALIDATIONS = Counter(
+    "campusid_cas_validations",
+    "CAS ticket validations, by endpoint and outcome (success or the CAS error code).",
+    ["endpoint", "outcome"],
+    registry=REGISTRY,
+)
+CAS_TICKETS = Counter("campusid_cas_tickets_issued", "CAS tickets issued, by kind.", ["kind"], registry=REGISTRY)
+
 # The limits of the rate limiter (named like their settings), the only `limit` label values.
 LIMITS = (
     "attempts_per_ip",
@@ -92,6 +102,17 @@ def token_issued(grant_type: str) -> None:
     if counter is None:
         counter = _TOKENS[grant_type] = TOKENS.labels(grant_type=grant_type)
     counter.inc()
+
+
+def cas_validation(endpoint: str, outcome: str) -> None:
+    """A CAS validation at `endpoint` (one of the face's endpoint names) with `outcome` (`success` or a
+    CAS error code: the face passes only those)."""
+    CAS_VALIDATIONS.labels(endpoint=endpoint, outcome=outcome).inc()
+
+
+def cas_ticket_issued(kind: str) -> None:
+    """A CAS ticket of `kind` (ST, PT, PGT) issued."""
+    CAS_TICKETS.labels(kind=kind).inc()
 
 
 def rate_limited(limit: str) -> None:
@@ -138,6 +159,14 @@ class Figures:
     def rate_limited(self, limit: str) -> None:
         if self.on:
             rate_limited(limit)
+
+    def cas_validation(self, endpoint: str, outcome: str) -> None:
+        if self.on:
+            cas_validation(endpoint, outcome)
+
+    def cas_ticket_issued(self, kind: str) -> None:
+        if self.on:
+            cas_ticket_issued(kind)
 
     def observe_request(self, route: str, method: str, status: int, seconds: float) -> None:
         if self.on:

@@ -45,6 +45,16 @@ OIDC_CLAIMS = {
     "student_number": "student_number",
 }
 
+# Apereo CAS Protocol 3.0.3 (cas:attributes): the names campus apps behind mod_auth_cas, phpCAS
+# and the Java client read, camelCase (Apache drops request headers whose names hold "_").
+CAS_ATTRIBUTES = {
+    "name": "displayName",
+    "given_name": "givenName",
+    "family_name": "sn",
+    "email": "mail",
+    "student_number": "studentNumber",
+}
+
 DESCRIPTIONS = {
     "openid": "Sign you in",
     "profile": "Your name",
@@ -85,6 +95,11 @@ def released(person: Any, bundles: Iterable[str]) -> dict[str, str]:
 def oidc_claims(person: Any, bundles: Iterable[str]) -> dict[str, str]:
     """The claims userinfo releases for `bundles` (OIDC Core 5.4)."""
     return {OIDC_CLAIMS[name]: value for name, value in released(person, bundles).items()}
+
+
+def cas_attributes(person: Any, bundles: Iterable[str]) -> dict[str, str]:
+    """The attributes a CAS validation releases for `bundles`, by their CAS names."""
+    return {CAS_ATTRIBUTES[name]: value for name, value in released(person, bundles).items()}
 
 
 class PairwiseSubjects:

@@ -61,6 +61,10 @@ class Settings:
     directory: DirectorySettings | None = None  # CAMPUSID_LDAP_*: sign-in against LDAP / AD
     # Roles that must sign in with a second factor (docs/mfa.md); empty: none.
     mfa_required_roles: tuple[str, ...] = ("admin",)
+    # CAS (docs/cas.md): service and proxy tickets' lifetime; PEM CAs trusted for proxy callbacks
+    # beside the system's.
+    cas_ticket_ttl: int = 60
+    cas_proxy_ca_file: str | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -152,6 +156,15 @@ def log_format(value: str | None) -> str:
     return chosen
 
 
+def _ca_file(value: str | None) -> str | None:
+    """CAMPUSID_CAS_PROXY_CA_FILE: a PEM file of CAs trusted for CAS proxy callbacks (beside the system's)."""
+    if not value:
+        return None
+    if not Path(value).is_file():
+        raise SettingsError(f"CAMPUSID_CAS_PROXY_CA_FILE names {value}, which is not a readable file")
+    return str(value)
+
+
 def _roles(value: str | list) -> tuple[str, ...]:
     """CAMPUSID_MFA_REQUIRED_ROLES: comma-separated roles (a list in the TOML file); "" = none."""
     items = value if isinstance(value, list) else str(value).split(",")
@@ -212,6 +225,7 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
         "argon2_time_cost",
         "argon2_memory_cost",
         "argon2_parallelism",
+        "cas_ticket_ttl",
     ):
         if get(key) is not None:
             values[key] = _int(f"CAMPUSID_{key.upper()}", get(key))
@@ -231,6 +245,7 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
         trusted_proxies=_proxies(get("trusted_proxies")),
         metrics_token=_metrics_token(get("metrics_token")),
         log_format=log_format(get("log_format")),
+        cas_proxy_ca_file=_ca_file(get("cas_proxy_ca_file")),
         # Set but empty means no role (get() would read an empty value as unset).
         mfa_required_roles=_roles(
             env["CAMPUSID_MFA_REQUIRED_ROLES"]

@@ -6,6 +6,7 @@ type and lets that face check (and normalise) what the app registers.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -52,3 +53,17 @@ class Registrations:
         if face is None:
             raise ValidationFailed(f"type must be {' or '.join(self.types) or 'a registered type'}")
         return face
+
+
+def registration_args(face: Registration, app_type: str, given: dict) -> dict:
+    """Of what a caller gave for an app (every face's fields: redirect URIs, services, …), what
+    `face.check` takes; a non-empty value of a field the face does not know is refused (a CAS app
+    has no redirect URIs, a web app no CAS services)."""
+    accepted = inspect.signature(face.check).parameters
+    out = {}
+    for name, value in given.items():
+        if name in accepted:
+            out[name] = value
+        elif value:
+            raise ValidationFailed(f"a {app_type} app has no {name.replace('_', ' ')}")
+    return out

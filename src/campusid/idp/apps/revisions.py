@@ -8,6 +8,7 @@ import time
 from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
+from campusid.idp.apps.registrations import registration_args
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.store.rows import ClientConfig, ClientEvent
 
@@ -26,13 +27,14 @@ class RevisionsMixin:
         actor: str | None,
         name: str,
         description: str,
-        redirect_uris: list[str],
+        redirect_uris: list[str] | None = None,
         scopes: list[str],
         justifications: dict[str, str],
         sector_identifier_uri: str | None = None,
         grant_types: list[str] | None = None,
         post_logout_redirect_uris: list[str] | None = None,
         backchannel_logout_uri: str | None = None,
+        services: list[str] | None = None,
     ) -> dict:
         """File a change to an active app for review. The active configuration keeps serving
         logins until an admin approves the revision; a rejected revision may be filed again."""
@@ -46,14 +48,15 @@ class RevisionsMixin:
         face = self.registrations.of(app.type)
         new_scopes = face.bundles(scopes)
         rules.check_app(name, new_scopes)
-        registered = face.check(
-            app.type,
-            redirect_uris=redirect_uris,
-            sector_identifier_uri=sector_identifier_uri,
-            post_logout_redirect_uris=post_logout_redirect_uris,
-            backchannel_logout_uri=backchannel_logout_uri,
-            grant_types=grant_types,
-        )
+        given = {
+            "redirect_uris": list(redirect_uris or ()),
+            "sector_identifier_uri": sector_identifier_uri,
+            "post_logout_redirect_uris": post_logout_redirect_uris,
+            "backchannel_logout_uri": backchannel_logout_uri,
+            "grant_types": grant_types,
+            "services": list(services or ()),
+        }
+        registered = face.check(app.type, **registration_args(face, app.type, given))
         now = _now()
         revision = {
             "name": name.strip(),
@@ -82,13 +85,14 @@ class RevisionsMixin:
         config = ClientConfig(
             name=revision["name"],
             description=revision["description"],
-            redirect_uris=revision["redirect_uris"],
+            redirect_uris=list(revision.get("redirect_uris") or ()),
             scopes=revision["scopes"],
             justifications=revision["justifications"],
-            sector_identifier_uri=revision["sector_identifier_uri"],
+            sector_identifier_uri=revision.get("sector_identifier_uri"),
             grant_types=list(revision.get("grant_types") or ()),
             post_logout_redirect_uris=list(revision.get("post_logout_redirect_uris") or ()),
             backchannel_logout_uri=revision.get("backchannel_logout_uri"),
+            services=list(revision.get("services") or ()),
         )
         granted_types = (
             self.registrations.of(app.type).check_grant_types(grant_types)
@@ -96,7 +100,9 @@ class RevisionsMixin:
             else list(app.granted_grant_types)
         )
         event = ClientEvent(None, client_id, by, "revision_approve", ACTIVE, ACTIVE, None, _now())
-        if not await self._store.apps.apply_revision(UNDER_REVIEW, config, granted, event, granted_types):
+        if not await self._store.apps.apply_revision(
+            UNDER_REVIEW, config, granted, event, granted_types, app_type=app.type
+        ):
             raise InvalidTransition("the application changed while you were working; reload and try again")
         await self._audited(event, "approved")
         return await self.show(client_id)

@@ -14,7 +14,7 @@ from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
-from campusid.idp.apps.registrations import Registrations
+from campusid.idp.apps.registrations import Registrations, registration_args
 from campusid.idp.apps.revisions import RevisionsMixin
 from campusid.idp.apps.states import (
     ACTIVE,
@@ -94,7 +94,7 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def show(self, client_id: str) -> dict:
         """The app as `apps show --json` prints it."""
         app = await self.get(client_id)
-        return {
+        shown = {
             "client_id": app.client_id,
             "name": app.name,
             "description": app.description,
@@ -120,6 +120,10 @@ class AppService(RevisionsMixin, QueriesMixin):
                 for e in await self._store.apps.events(client_id)
             ],
         }
+        if app.type == "cas":  # a CAS app's registration (DESIGN 12): its services, no secret
+            shown["services"] = list(app.services)
+            shown["token_endpoint_auth_method"] = None
+        return shown
 
     # -- validation -----------------------------------------------------------------------
     async def _user(self, username: str, what: str) -> User:
@@ -134,7 +138,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         *,
         name: str,
         app_type: str,
-        redirect_uris: list[str],
+        redirect_uris: list[str] | None = None,
         scopes: list[str] | None,
         owner: str,
         description: str = "",
@@ -144,6 +148,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         grant_types: list[str] | None = None,
         post_logout_redirect_uris: list[str] | None = None,
         backchannel_logout_uri: str | None = None,
+        services: list[str] | None = None,
     ) -> tuple[dict, str | None]:
         """Register an app in `draft`. Returns (app, client_secret) — the secret only for web apps, once.
 
@@ -153,14 +158,15 @@ class AppService(RevisionsMixin, QueriesMixin):
         face = self.registrations.of(app_type)
         requested = face.bundles(list(scopes or ()))
         rules.check_app(name, requested)
-        registered = face.check(
-            app_type,
-            redirect_uris=redirect_uris,
-            sector_identifier_uri=sector_identifier_uri,
-            post_logout_redirect_uris=post_logout_redirect_uris,
-            backchannel_logout_uri=backchannel_logout_uri,
-            grant_types=grant_types,
-        )
+        given = {
+            "redirect_uris": list(redirect_uris or ()),
+            "sector_identifier_uri": sector_identifier_uri,
+            "post_logout_redirect_uris": post_logout_redirect_uris,
+            "backchannel_logout_uri": backchannel_logout_uri,
+            "grant_types": grant_types,
+            "services": list(services or ()),
+        }
+        registered = face.check(app_type, **registration_args(face, app_type, given))
         reasons = rules.check_justifications(requested, justifications) if justifications is not None else {}
         owner_row = await self._user(owner, "owner")
         if client_id is None:
@@ -184,12 +190,13 @@ class AppService(RevisionsMixin, QueriesMixin):
             created_at=now,
             updated_at=now,
             secret_hash=token_hash(secret) if secret else None,
-            redirect_uris=tuple(registered["redirect_uris"]),
-            sector_identifier_uri=registered["sector_identifier_uri"],
-            grant_types=tuple(registered["grant_types"]),
+            redirect_uris=tuple(registered.get("redirect_uris", ())),
+            sector_identifier_uri=registered.get("sector_identifier_uri"),
+            grant_types=tuple(registered.get("grant_types", ())),
             granted_grant_types=(),
-            post_logout_redirect_uris=tuple(registered["post_logout_redirect_uris"]),
-            backchannel_logout_uri=registered["backchannel_logout_uri"],
+            post_logout_redirect_uris=tuple(registered.get("post_logout_redirect_uris", ())),
+            backchannel_logout_uri=registered.get("backchannel_logout_uri"),
+            services=tuple(registered.get("services", ())),
         )
         event = ClientEvent(None, client_id, owner, "create", None, DRAFT, None, now)
         try:
@@ -226,7 +233,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         if suspend:
             ok = await self._store.apps.suspend(event)
         elif config is not None:
-            ok = await self._store.apps.edit(config, event)
+            ok = await self._store.apps.edit(config, event, app.type)
         elif secret_hash is not None:
             ok = await self._store.apps.set_secret(secret_hash, event)
         else:
@@ -235,6 +242,7 @@ class AppService(RevisionsMixin, QueriesMixin):
                 granted_scopes=granted_scopes,
                 granted_grant_types=granted_grant_types,
                 require_mfa=require_mfa,
+                app_type=app.type,
             )
         if not ok:
             raise InvalidTransition(
@@ -258,6 +266,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         grant_types: list[str] | None = None,
         post_logout_redirect_uris: list[str] | None = None,
         backchannel_logout_uri: str | None = None,
+        services: list[str] | None = None,
     ) -> dict:
         """Change a draft or rejected app; a None field keeps its value (an empty
         backchannel_logout_uri removes it)."""
@@ -272,14 +281,15 @@ class AppService(RevisionsMixin, QueriesMixin):
         def kept(given, current):
             return given if given is not None else current
 
-        registered = face.check(
-            app.type,
-            redirect_uris=kept(redirect_uris, list(app.redirect_uris)),
-            sector_identifier_uri=kept(sector_identifier_uri, app.sector_identifier_uri),
-            post_logout_redirect_uris=kept(post_logout_redirect_uris, app.post_logout_redirect_uris),
-            backchannel_logout_uri=kept(backchannel_logout_uri, app.backchannel_logout_uri),
-            grant_types=kept(grant_types, app.grant_types),
-        )
+        given = {
+            "redirect_uris": kept(redirect_uris, list(app.redirect_uris)),
+            "sector_identifier_uri": kept(sector_identifier_uri, app.sector_identifier_uri),
+            "post_logout_redirect_uris": kept(post_logout_redirect_uris, app.post_logout_redirect_uris),
+            "backchannel_logout_uri": kept(backchannel_logout_uri, app.backchannel_logout_uri),
+            "grant_types": kept(grant_types, app.grant_types),
+            "services": kept(services, list(app.services)),
+        }
+        registered = face.check(app.type, **registration_args(face, app.type, given))
         config = ClientConfig(
             name=new_name.strip(),
             description=kept(description, app.description),
@@ -289,7 +299,7 @@ class AppService(RevisionsMixin, QueriesMixin):
                 if justifications is not None
                 else app.justifications
             ),
-            **registered,
+            **{"redirect_uris": (), "sector_identifier_uri": None, **registered},
         )
         return await self._transition(client_id, (app.state,), app.state, "edit", actor, config=config)
 

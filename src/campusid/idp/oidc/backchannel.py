@@ -1,63 +1,33 @@
-"""Delivering back-channel logout notices (OpenID Connect Back-Channel Logout 1.0 2.5 and 2.8).
+"""Back-channel logout notices (OpenID Connect Back-Channel Logout 1.0 2.5 and 2.8): what the OIDC
+face POSTs for each notice, on the delivery mechanism every face shares (idp/logout_delivery.py:
+the queue, the claims, the retries after 10 s, 30 s, 2 min, 10 min and 1 h, and the event
+`logout_delivery_failed`).
 
-The store queues a notice in the transaction that ends a session (store/notices.py); every worker
-runs one `BackchannelSender`, which drains the queue: it claims the notices that are due (one
-conditional UPDATE, so each is sent by one worker), signs a logout token per notice and POSTs it
-as `logout_token` to the app's backchannel_logout_uri, all notices of a batch at once. A 2xx ends
-a notice (2.8: "If the logout succeeded, the RP MUST respond with HTTP 200 OK", and 204 is common);
-anything else is a failed attempt, recorded as the event `logout_delivery_failed`, and tried again
-after 10 s, 30 s, 2 min, 10 min and 1 h: 6 attempts in all. Redirects are not followed (the URI
-passed review; its redirect target did not).
-
-The user's logout page only wakes the sender of its own worker (`wake`) and never waits for it;
-the other workers find the notice at their next poll (every second). A worker that dies mid-send
-leaves the notice claimed until its lease ends, then another worker sends it: nothing is lost,
-and a notice may at worst arrive twice (each with its own `jti`).
-
-httpx is imported by the first POST, not when a worker starts (~6.8 MB of each worker's memory
-that a deployment without back-channel logout URIs never uses).
+A notice says that the session `sid` of a user ended; the app it names gets a freshly signed
+logout token (`logout_token`) at its backchannel_logout_uri. An app that no longer has one (or no
+longer exists) has nobody to tell. A 2xx ends the notice (2.8: "If the logout succeeded, the RP
+MUST respond with HTTP 200 OK", and 204 is common).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from campusid.idp import events as ev
-from campusid.idp.crypto import new_token
 from campusid.idp.events import Events
+from campusid.idp.logout_delivery import ATTEMPTS, LEASE, RETRY_DELAYS, Message, NoticeSender, next_attempt_at
 from campusid.idp.oidc.rules.logout import LogoutTokens
 from campusid.idp.oidc.rules.sector import subject
 from campusid.idp.release import PairwiseSubjects
 from campusid.idp.store import Store
-from campusid.idp.store.errors import StoreError
 from campusid.idp.store.notices import LogoutNotice
 
-if TYPE_CHECKING:
-    import httpx
-
-log = logging.getLogger("campusid.idp.oidc.backchannel")
-
-# Seconds to wait after each failed attempt: the 2nd attempt 10 s after the 1st, … the 6th 1 h
-# after the 5th. After the 6th failure the notice is given up (kept, marked failed).
-RETRY_DELAYS = (10, 30, 120, 600, 3600)
-ATTEMPTS = len(RETRY_DELAYS) + 1
-LEASE = 60  # a claimed notice is hidden from other workers this long (longer than one POST)
-POLL_INTERVAL = 1.0
-TIMEOUT = 5.0  # seconds for the whole POST
-CONNECT_TIMEOUT = 3.0
+__all__ = ["ATTEMPTS", "LEASE", "RETRY_DELAYS", "BackchannelSender", "next_attempt_at"]
 
 
-def next_attempt_at(attempts: int, now: int) -> int | None:
-    """When to try again after `attempts` failed attempts, or None when that was the last."""
-    return now + RETRY_DELAYS[attempts - 1] if attempts < ATTEMPTS else None
+class BackchannelSender(NoticeSender):
+    face = "oidc"
 
-
-class BackchannelSender:
     def __init__(
         self,
         store: Store,
@@ -66,111 +36,18 @@ class BackchannelSender:
         events: Events,
         *,
         clock: Callable[[], float] = time.time,
-        poll_interval: float = POLL_INTERVAL,
-        timeout: float = TIMEOUT,
+        poll_interval: float = 1.0,
+        timeout: float = 5.0,
     ) -> None:
-        self._store = store
+        super().__init__(store, events, clock=clock, poll_interval=poll_interval, timeout=timeout)
         self._tokens = tokens
         self._pairwise = pairwise
-        self._events = events
-        self._clock = clock
-        self.poll_interval = poll_interval
-        self._timeout = timeout
-        # One event per running drain loop: an asyncio.Event belongs to the event loop that first
-        # waits on it, and an app served twice at once (two test clients, two loops) runs two.
-        self._wakes: set[asyncio.Event] = set()
-        self._http: httpx.AsyncClient | None = None
 
-    def wake(self) -> None:
-        """A session ended in this worker: look at the queue now rather than at the next poll."""
-        for event in self._wakes:
-            event.set()
-
-    def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
-            import httpx
-
-            timeout = httpx.Timeout(self._timeout, connect=min(self._timeout, CONNECT_TIMEOUT))
-            self._http = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False)
-        return self._http
-
-    async def close(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
-
-    async def run_forever(self) -> None:
-        """Drain the queue whenever woken, and at least every `poll_interval` seconds."""
-        wake = asyncio.Event()  # bound to the loop that runs it
-        self._wakes.add(wake)
-        try:
-            while True:
-                wake.clear()
-                try:
-                    while await self.drain_once():
-                        pass
-                except StoreError as exc:  # the database is down: the notices wait in it
-                    log.warning("back-channel logout: the queue cannot be read now (%s)", type(exc).__name__)
-                except Exception:  # a bug must not stop every later notice of this worker
-                    log.exception("back-channel logout: draining the queue failed")
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(wake.wait(), self.poll_interval)
-        finally:
-            self._wakes.discard(wake)
-            await self.close()
-
-    async def drain_once(self, now: int | None = None) -> int:
-        """Send every notice due at `now` (default: the clock) that this call could claim, at
-        once; how many it handled."""
-        now = int(self._clock()) if now is None else now
-        if not await self._store.notices.due(now):
-            return 0
-        notices = await self._store.notices.claim(new_token(16), now, now + LEASE)
-        if notices:
-            await asyncio.gather(*(self._deliver(n, now) for n in notices))
-        return len(notices)
-
-    async def _deliver(self, notice: LogoutNotice, now: int) -> None:
+    async def compose(self, notice: LogoutNotice, now: int) -> Message | None:
         client = await self._store.apps.get(notice.client_id)
         if client is None or not client.backchannel_logout_uri:
-            await self._store.notices.delivered(notice)  # nothing to tell any more
-            return
+            return None
         token = self._tokens.sign(
             sub=subject(self._pairwise, client, notice.user_id), client_id=client.client_id, sid=notice.sid, now=now
         )
-        problem = await self._post(client.backchannel_logout_uri, token)
-        if problem is None:
-            await self._store.notices.delivered(notice)
-            return
-        retry_at = next_attempt_at(notice.attempts, now)
-        if retry_at is None:
-            await self._store.notices.failed(notice, now)
-        else:
-            await self._store.notices.retry(notice, retry_at)
-        user = await self._store.users.get(notice.user_id)
-        after = f"next in {retry_at - now} s" if retry_at is not None else "given up"
-        await self._events.record(
-            ev.LOGOUT_DELIVERY_FAILED,
-            username=user.username if user else None,
-            client_id=client.client_id,
-            detail=f"attempt {notice.attempts} of {ATTEMPTS}: {problem}; {after}",
-        )
-
-    async def _post(self, uri: str, token: str) -> str | None:
-        """POST the logout token (Back-Channel Logout 1.0 2.5); None on a 2xx, else what went wrong
-        (never the token)."""
-        import httpx
-
-        try:
-            response = await self._client().post(
-                uri,
-                data={"logout_token": token},
-                headers={"Cache-Control": "no-store", "Accept": "application/json"},
-            )
-        except httpx.TimeoutException:
-            return "timed out"
-        except httpx.HTTPError as exc:
-            return f"not reachable ({type(exc).__name__})"
-        if 200 <= response.status_code < 300:
-            return None
-        return f"HTTP {response.status_code}"
+        return Message(client.backchannel_logout_uri, {"logout_token": token}, {"Accept": "application/json"})

@@ -11,14 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import and_, bindparam, insert, null, select, update
+from sqlalchemy import and_, bindparam, delete, insert, null, select, update
 
-from campusid.idp.store.database import Database, Prepared
+from campusid.idp.store.database import Database, Prepared, Queries
 from campusid.idp.store.grants import Grants
 from campusid.idp.store.notices import Notices
 from campusid.idp.store.repository import Repository, row_maker, typed
-from campusid.idp.store.rows import APP_FIELDS, OIDC_REGISTRATION_FIELDS, Client, ClientConfig, ClientEvent
-from campusid.idp.store.schema import CLIENT_COLUMNS, CLIENT_JOIN, client_events, clients, oidc_registrations
+from campusid.idp.store.rows import (
+    APP_FIELDS,
+    CAS_REGISTRATION_FIELDS,
+    OIDC_REGISTRATION_FIELDS,
+    Client,
+    ClientConfig,
+    ClientEvent,
+)
+from campusid.idp.store.schema import (
+    CLIENT_COLUMNS,
+    CLIENT_JOIN,
+    cas_registrations,
+    cas_services,
+    client_events,
+    clients,
+    oidc_registrations,
+)
 
 _c = clients.c
 _r = oidc_registrations.c
@@ -93,6 +108,34 @@ APPLY_REGISTRATION = _change_registration(**_REGISTRATION_CONFIG, **_GRANTED_TYP
 SET_CLIENT_SECRET = _change_registration(secret_hash=typed("new_secret_hash", _r.secret_hash))
 
 
+# A CAS app's registration (its services and the proxy grant) and the index of its services by
+# origin that /cas/login reads (store/cas.py), rewritten with every change of its services.
+_cr = cas_registrations.c
+INSERT_CAS_REGISTRATION = insert(cas_registrations)
+INSERT_CAS_SERVICE = insert(cas_services).values(
+    origin=typed("origin", cas_services.c.origin),
+    path=typed("path", cas_services.c.path),
+    client_id=typed("cid", cas_services.c.client_id),
+)
+DELETE_CAS_SERVICES = delete(cas_services).where(cas_services.c.client_id == bindparam("cid"))
+_CAS_CONFIG = {name: typed(f"new_{name}", _cr[name]) for name in ("services", "grant_types")}
+_CAS_GRANTED = {"granted_grant_types": typed("granted_grant_types", _cr.granted_grant_types)}
+CAS_GRANT_TYPES = update(cas_registrations).where(_cr.client_id == bindparam("cid")).values(**_CAS_GRANTED)
+EDIT_CAS_REGISTRATION = update(cas_registrations).where(_cr.client_id == bindparam("cid")).values(**_CAS_CONFIG)
+APPLY_CAS_REGISTRATION = (
+    update(cas_registrations).where(_cr.client_id == bindparam("cid")).values(**_CAS_CONFIG, **_CAS_GRANTED)
+)
+CAS_TYPES = ("cas",)  # the app types whose registration is a CAS one (idp/cas/registration.py)
+
+
+def service_key(canonical: str) -> tuple[str, str]:
+    """(origin, path) of a service in its canonical form (`scheme://host[:port]/path`, as the CAS
+    face registers it): the origin up to the path's first "/"."""
+    scheme, _, rest = canonical.partition("://")
+    host, _, path = rest.partition("/")
+    return f"{scheme}://{host}", "/" + path
+
+
 def _config_values(config: ClientConfig) -> dict:
     return {
         "new_name": config.name,
@@ -104,6 +147,7 @@ def _config_values(config: ClientConfig) -> dict:
         "new_grant_types": list(config.grant_types),
         "new_post_logout_redirect_uris": list(config.post_logout_redirect_uris),
         "new_backchannel_logout_uri": config.backchannel_logout_uri,
+        "new_services": list(config.services),
     }
 
 
@@ -131,6 +175,12 @@ class Apps(Repository):
         self._edit_registration = db.prepare("EDIT_REGISTRATION", EDIT_REGISTRATION)
         self._apply_registration = db.prepare("APPLY_REGISTRATION", APPLY_REGISTRATION)
         self._set_secret = db.prepare("SET_CLIENT_SECRET", SET_CLIENT_SECRET)
+        self._insert_cas = db.prepare("INSERT_CAS_REGISTRATION", INSERT_CAS_REGISTRATION)
+        self._insert_cas_service = db.prepare("INSERT_CAS_SERVICE", INSERT_CAS_SERVICE)
+        self._delete_cas_services = db.prepare("DELETE_CAS_SERVICES", DELETE_CAS_SERVICES)
+        self._cas_grant_types = db.prepare("CAS_GRANT_TYPES", CAS_GRANT_TYPES)
+        self._edit_cas = db.prepare("EDIT_CAS_REGISTRATION", EDIT_CAS_REGISTRATION)
+        self._apply_cas = db.prepare("APPLY_CAS_REGISTRATION", APPLY_CAS_REGISTRATION)
         self._client = row_maker(Client, self._by_id)
         self._event = row_maker(ClientEvent, self._events)
 
@@ -154,11 +204,22 @@ class Apps(Repository):
         """The app and its OIDC registration, and the first line of its audit log, together.
         Raises Conflict when the client_id is taken."""
         app = {name: getattr(client, name) for name in APP_FIELDS}
-        registration = {"client_id": client.client_id, **{n: getattr(client, n) for n in OIDC_REGISTRATION_FIELDS}}
+        cas = client.type in CAS_TYPES
+        names = CAS_REGISTRATION_FIELDS if cas else OIDC_REGISTRATION_FIELDS
+        registration = {"client_id": client.client_id, **{n: getattr(client, n) for n in names}}
         async with self.db.transaction() as tx:
             await tx.execute(self._insert, app)
-            await tx.execute(self._insert_registration, registration)
+            await tx.execute(self._insert_cas if cas else self._insert_registration, registration)
+            if cas:
+                await self._index_services(tx, client.client_id, client.services)
             await tx.execute(self._insert_event, vars(event))
+
+    async def _index_services(self, tx: Queries, client_id: str, services) -> None:
+        """Rewrite the index of a CAS app's services (store/cas.py reads it)."""
+        await tx.execute(self._delete_cas_services, {"cid": client_id})
+        for service in dict.fromkeys(services):
+            origin, path = service_key(service)
+            await tx.execute(self._insert_cas_service, {"origin": origin, "path": path, "cid": client_id})
 
     async def _change(
         self,
@@ -167,16 +228,19 @@ class Apps(Repository):
         event: ClientEvent,
         then: Prepared | None = None,
         then_values: dict | None = None,
+        services=None,
     ) -> bool:
         """Apply one conditional change of the app and, only if it matched, the change `then` of its
-        registration and log `event` (its time is the app's new updated_at). False when the app was
-        no longer as its caller read it."""
+        registration (and, given `services`, the new index of a CAS app's services) and log `event`
+        (its time is the app's new updated_at). False when the app was no longer as its caller read it."""
         key = {"cid": event.client_id}
         async with self.db.transaction() as tx:
             if not await tx.execute(q, {**values, **key, "at": event.at}):
                 return False
             if then is not None:
                 await tx.execute(then, {**(then_values or {}), **key})
+            if services is not None:
+                await self._index_services(tx, event.client_id, services)
             await tx.execute(self._insert_event, vars(event))
         return True
 
@@ -187,15 +251,18 @@ class Apps(Repository):
         granted_scopes: Sequence[str] | None = None,
         granted_grant_types: Sequence[str] = (),
         require_mfa: bool = False,
+        app_type: str | None = None,
     ) -> bool:
         """Move the app of `event` from event.from_state to event.to_state (an approval also sets
-        the granted scopes and grant types, and whether its sign-ins need a second factor)."""
+        the granted scopes and grant types, in its registration of `app_type`, and whether its
+        sign-ins need a second factor)."""
         values = {"from_state": event.from_state, "to_state": event.to_state}
         if granted_scopes is None:
             return await self._change(self._move, values, event)
         values.update(granted=list(granted_scopes), require_mfa=require_mfa)
         types = {"granted_grant_types": list(granted_grant_types)}
-        return await self._change(self._approve, values, event, self._grant_types, types)
+        grant_types = self._cas_grant_types if app_type in CAS_TYPES else self._grant_types
+        return await self._change(self._approve, values, event, grant_types, types)
 
     async def suspend(self, event: ClientEvent) -> bool:
         """Suspend the active app of `event` and, in the same transaction, queue a logout notice
@@ -211,11 +278,17 @@ class Apps(Repository):
             await self._grants.revoke_of_client(tx, cid, now)
         return True
 
-    async def edit(self, config: ClientConfig, event: ClientEvent) -> bool:
-        """Replace the configuration of the app of `event`, while it is in event.from_state."""
+    async def edit(self, config: ClientConfig, event: ClientEvent, app_type: str | None = None) -> bool:
+        """Replace the configuration of the app of `event` (of `app_type`), while it is in event.from_state."""
         app, registration = _split(_config_values(config))
+        cas = app_type in CAS_TYPES
         return await self._change(
-            self._edit, {"from_state": event.from_state, **app}, event, self._edit_registration, registration
+            self._edit,
+            {"from_state": event.from_state, **app},
+            event,
+            self._edit_cas if cas else self._edit_registration,
+            registration,
+            services=config.services if cas else None,
         )
 
     async def set_secret(self, secret_hash: str, event: ClientEvent) -> bool:
@@ -240,12 +313,16 @@ class Apps(Repository):
         granted_scopes: Sequence[str],
         event: ClientEvent,
         granted_grant_types: Sequence[str] = (),
+        app_type: str | None = None,
     ) -> bool:
         """Replace an active app's configuration with its approved revision."""
         app, registration = _split(_config_values(config))
         values = {"from_revision_state": from_revision_state, "granted": list(granted_scopes), **app}
         registration["granted_grant_types"] = list(granted_grant_types)
-        return await self._change(self._apply_revision, values, event, self._apply_registration, registration)
+        cas = app_type in CAS_TYPES
+        apply = self._apply_cas if cas else self._apply_registration
+        services = config.services if cas else None
+        return await self._change(self._apply_revision, values, event, apply, registration, services=services)
 
     async def events(self, client_id: str) -> list[ClientEvent]:
         """The app's audit log, oldest first."""

@@ -1,4 +1,10 @@
-"""The notices repository: the back-channel logout queue.
+"""The notices repository: the logout notices of every face, queued when sessions end.
+
+Each notice is its face's (`face`: "oidc" back-channel logout, "cas" single logout) and is
+delivered by that face's sender (idp/logout_delivery.py), which claims only its own. A face that
+tells per ticket rather than per session (CAS) puts where to (`target`) and what to name
+(`session_index`) in the notice itself; the other faces' parts of ending a session run in the same
+transaction (`add_face`: their notices queued, what lived in the session ended).
 
 OpenID Connect Back-Channel Logout 1.0: when a session ends, every app that received tokens in it
 and registered a `backchannel_logout_uri` is to get a logout token. The notices are rows of
@@ -14,6 +20,7 @@ claimer's random `claim`, so of any number of workers exactly one sends it; the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import BigInteger, Integer, and_, bindparam, delete, exists, insert, literal, select, update
 
@@ -38,6 +45,19 @@ class LogoutNotice:
     created_at: int
     attempts: int
     claim: str
+    target: str | None = None
+    session_index: str | None = None
+
+
+class SessionEnds(Protocol):
+    """A face's part of ending sessions, run in the transaction that ends them (before the grants
+    are revoked): queue its notices, end what lived in the sessions."""
+
+    async def session_ended(self, tx: Queries, user_id: str, sid: str, now: int) -> None: ...
+
+    async def user_disabled(self, tx: Queries, user_id: str, now: int) -> None: ...
+
+    async def client_suspended(self, tx: Queries, client_id: str, now: int) -> None: ...
 
 
 def _enqueue(which) -> insert:
@@ -67,7 +87,7 @@ ENQUEUE_SESSION_LOGOUT_NOTICES = _enqueue(grants_of_session)
 ENQUEUE_USER_LOGOUT_NOTICES = _enqueue(grants.c.user_id == bindparam("uid"))
 ENQUEUE_CLIENT_LOGOUT_NOTICES = _enqueue(grants.c.client_id == bindparam("cid"))
 
-_DUE = and_(_n.failed_at.is_(None), _n.next_at <= _NOW)
+_DUE = and_(_n.face == bindparam("face"), _n.failed_at.is_(None), _n.next_at <= _NOW)
 CLAIM_LOGOUT_NOTICES = (
     update(logout_notices)
     .where(
@@ -86,7 +106,9 @@ CLAIM_LOGOUT_NOTICES = (
         attempts=_n.attempts + 1,
         next_at=bindparam("lease_until", type_=BigInteger()),
     )
-    .returning(_n.id, _n.client_id, _n.user_id, _n.sid, _n.created_at, _n.attempts, _n.claim)
+    .returning(
+        _n.id, _n.client_id, _n.user_id, _n.sid, _n.created_at, _n.attempts, _n.claim, _n.target, _n.session_index
+    )
 )
 # A worker's poll: is anything due? (a read, so an empty queue costs no write lock on SQLite)
 LOGOUT_NOTICE_DUE = select(_n.id).where(_DUE).limit(1)
@@ -124,25 +146,41 @@ class Notices(Repository):
         self._failed = db.prepare("LOGOUT_NOTICE_FAILED", LOGOUT_NOTICE_FAILED)
         self._pending = db.prepare("PENDING_LOGOUT_NOTICES", PENDING_LOGOUT_NOTICES)
         self._given_up = db.prepare("FAILED_LOGOUT_NOTICES", FAILED_LOGOUT_NOTICES)
+        self._faces: list[SessionEnds] = []
+
+    def add_face(self, face: SessionEnds) -> None:
+        """Another face's part of ending sessions (store.py adds CAS's)."""
+        self._faces.append(face)
 
     # -- queued by whoever ends a session, in their transaction --------------------------------
     async def enqueue_for_session(self, tx: Queries, user_id: str, sid: str, now: int) -> int:
-        return await tx.execute(self._enqueue_session, {"uid": user_id, "sid": sid, "now": now})
+        queued = await tx.execute(self._enqueue_session, {"uid": user_id, "sid": sid, "now": now})
+        for face in self._faces:
+            await face.session_ended(tx, user_id, sid, now)
+        return queued
 
     async def enqueue_for_user(self, tx: Queries, user_id: str, now: int) -> int:
-        return await tx.execute(self._enqueue_user, {"uid": user_id, "now": now})
+        queued = await tx.execute(self._enqueue_user, {"uid": user_id, "now": now})
+        for face in self._faces:
+            await face.user_disabled(tx, user_id, now)
+        return queued
 
     async def enqueue_for_client(self, tx: Queries, client_id: str, now: int) -> int:
-        return await tx.execute(self._enqueue_client, {"cid": client_id, "now": now})
+        queued = await tx.execute(self._enqueue_client, {"cid": client_id, "now": now})
+        for face in self._faces:
+            await face.client_suspended(tx, client_id, now)
+        return queued
 
     # -- delivery ------------------------------------------------------------------------------
-    async def due(self, now: int) -> bool:
-        return await self.db.fetch_one(self._due, {"now": now}) is not None
+    async def due(self, now: int, face: str = "oidc") -> bool:
+        return await self.db.fetch_one(self._due, {"now": now, "face": face}) is not None
 
-    async def claim(self, claim: str, now: int, lease_until: int, batch: int = 50) -> list[LogoutNotice]:
-        """Take at most `batch` due notices for this caller (`claim`, a fresh random value),
-        counting the attempt and hiding them from other workers until `lease_until`."""
-        values = {"claimer": claim, "now": now, "lease_until": lease_until, "batch": batch}
+    async def claim(
+        self, claim: str, now: int, lease_until: int, batch: int = 50, face: str = "oidc"
+    ) -> list[LogoutNotice]:
+        """Take at most `batch` due notices of `face` for this caller (`claim`, a fresh random
+        value), counting the attempt and hiding them from other workers until `lease_until`."""
+        values = {"claimer": claim, "now": now, "lease_until": lease_until, "batch": batch, "face": face}
         rows = await self.db.fetch_all(self._claim, values)
         return sorted((LogoutNotice(*row) for row in rows), key=lambda n: n.id)
 

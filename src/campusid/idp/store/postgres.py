@@ -27,6 +27,7 @@ import asyncpg
 from sqlalchemy import BigInteger, bindparam, delete, func, insert, select
 from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 
+from campusid.idp.store.cas import PostgresCas
 from campusid.idp.store.database import Database, Prepared, Queries
 from campusid.idp.store.errors import Conflict, StoreUnavailable
 from campusid.idp.store.grants import Grants
@@ -307,3 +308,4 @@ class PostgresJanitor(Janitor):
 class PostgresStore(Store):
     sessions_class = PostgresSessions
     janitor_class = PostgresJanitor
+    cas_class = PostgresCas

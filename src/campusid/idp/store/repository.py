@@ -89,20 +89,28 @@ _CLIENT_JSON = (
     "grant_types",
     "granted_grant_types",
     "post_logout_redirect_uris",
+    "services",
 )
 _CLIENT_JSON_AT = tuple(i for i, f in enumerate(fields(Client)) if f.name in _CLIENT_JSON)
+# The lists of a registration the app's own face does not have (an OIDC app's CAS services, a CAS
+# app's redirect URIs): empty, not None.
+_REGISTRATION_LISTS = ("redirect_uris", "grant_types", "granted_grant_types", "post_logout_redirect_uris", "services")
+_LISTS_AT = tuple(i for i, f in enumerate(fields(Client)) if f.name in _REGISTRATION_LISTS)
 
 
 @lru_cache(maxsize=1024)
 def _client(raw: tuple) -> Client:
     """A client row, decoded once per distinct row: every request of an app reads the same row,
-    and its five JSON columns cost more to decode than the statement costs to run. Immutable, so
+    and its JSON columns cost more to decode than the statement costs to run. Immutable, so
     one object serves every request (an edit is a new row, hence a new entry). One cache for the
     whole process, whichever repository's statement read the row (apps, grants, sessions)."""
     values = list(raw)
     for i in _CLIENT_JSON_AT:
         values[i] = _frozen(_json(values[i]))
     values[_REQUIRE_MFA_AT] = bool(values[_REQUIRE_MFA_AT])  # SQLite hands a Boolean back as 0 or 1
+    for i in _LISTS_AT:
+        if values[i] is None:
+            values[i] = ()
     return Client(*values)
 
 

@@ -61,6 +61,8 @@ class Client:
     granted_grant_types: tuple[str, ...] = ()
     post_logout_redirect_uris: tuple[str, ...] = ()
     backchannel_logout_uri: str | None = None
+    # its CAS registration (cas_registrations; the grant types above are its own for a CAS app)
+    services: tuple[str, ...] = ()
 
 
 # The app's part of a Client and its registration's part, by field name (apps.py writes each to its table).
@@ -89,6 +91,7 @@ OIDC_REGISTRATION_FIELDS = (
     "post_logout_redirect_uris",
     "backchannel_logout_uri",
 )
+CAS_REGISTRATION_FIELDS = ("services", "grant_types", "granted_grant_types")
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class ClientConfig:
     grant_types: tuple[str, ...] | list[str] = ()
     post_logout_redirect_uris: tuple[str, ...] | list[str] = ()
     backchannel_logout_uri: str | None = None
+    services: tuple[str, ...] | list[str] = ()  # a CAS app's
 
 
 @dataclass(frozen=True)
@@ -339,3 +343,67 @@ class Ended:
     user_id: str
     sids: tuple[str, ...]
     grants: tuple[tuple[str, str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class CasTicket:
+    """A CAS ticket as stored (cas_tickets): its hash, kind (ST, PT, PGT), app, the exact service it
+    is bound to, the sign-in it was issued in, the proxies before it (most recent first)."""
+
+    id_hash: str
+    kind: str
+    client_id: str
+    service: str
+    user_id: str
+    sid: str
+    auth_time: int
+    new_login: bool
+    proxies: tuple[str, ...] | list[str]
+    created_at: int
+    expires_at: int
+    session_expires_at: int
+    used_at: int | None = None
+
+
+@dataclass(frozen=True)
+class CasPerson:
+    """What a CAS validation releases about the ticket's user (by the app's granted bundles)."""
+
+    username: str
+    name: str
+    given_name: str | None
+    family_name: str | None
+    email: str | None
+    student_number: str | None
+
+
+@dataclass(frozen=True)
+class ConsumedTicket:
+    """A CAS ticket this call consumed, with its user and its app (None when gone): what a
+    validation reads in its one statement."""
+
+    ticket: CasTicket
+    person: CasPerson | None
+    client: Client | None
+
+
+@dataclass(frozen=True)
+class CasLoginContext:
+    """/cas/login's one read: the active CAS apps with a service at the request's origin (each
+    (path, client)), and this browser's live session."""
+
+    services: tuple[tuple[str, Client], ...]
+    session: Session | None
+
+
+@dataclass(frozen=True)
+class CasValidation:
+    """A ticket validated in a session (cas_validations): where single logout will tell."""
+
+    client_id: str
+    user_id: str
+    sid: str
+    service: str
+    ticket_sealed: str
+    validated_at: int
+    expires_at: int

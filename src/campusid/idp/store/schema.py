@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
 )
 
 metadata = MetaData(
@@ -92,13 +93,43 @@ oidc_registrations = Table(
     Column("backchannel_logout_uri", String(2000)),
 )
 
+# An app's CAS registration (Apereo CAS Protocol 3.0.3, docs/cas.md): the service URLs its tickets
+# may be issued for (each a prefix: idp/cas/rules/services.py), and the grant types beyond service
+# tickets it asked for and its review granted (`cas_proxy`: proxy-granting tickets, CAS 3.0 2.5.4).
+cas_registrations = Table(
+    "cas_registrations",
+    metadata,
+    Column("client_id", String(64), ForeignKey("clients.client_id"), primary_key=True),
+    Column("services", JSON, nullable=False),
+    Column("grant_types", JSON, nullable=False, server_default="[]"),
+    Column("granted_grant_types", JSON, nullable=False, server_default="[]"),
+)
+
+# The registered services of CAS apps by origin (`https://host:port`, lower-case ASCII, port always
+# written), so /cas/login finds the apps a `service` may belong to with one index lookup; the path
+# of each (normalised) is matched at a segment boundary by idp/cas/rules/services.py.
+cas_services = Table(
+    "cas_services",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("origin", String(300), nullable=False, index=True),
+    Column("path", String(2048), nullable=False),
+    Column("client_id", String(64), ForeignKey("clients.client_id"), nullable=False, index=True),
+)
+
+
 # An app with its OIDC registration as one row, in the field order of rows.Client (checked when the
 # statements are compiled): what every read of an app returns. An outer join: an app of another
 # face has no OIDC registration.
+def _registration_column(name: str):
+    """A column both faces' registrations have (the grant types): the app's own face's value."""
+    return func.coalesce(oidc_registrations.c[name], cas_registrations.c[name], type_=JSON).label(name)
+
+
 CLIENT_COLUMNS = (
     *clients.c,
     *(
-        oidc_registrations.c[name]
+        oidc_registrations.c[name] if name not in ("grant_types", "granted_grant_types") else _registration_column(name)
         for name in (
             "secret_hash",
             "redirect_uris",
@@ -109,8 +140,11 @@ CLIENT_COLUMNS = (
             "backchannel_logout_uri",
         )
     ),
+    cas_registrations.c.services,
 )
-CLIENT_JOIN = clients.outerjoin(oidc_registrations, oidc_registrations.c.client_id == clients.c.client_id)
+CLIENT_JOIN = clients.outerjoin(oidc_registrations, oidc_registrations.c.client_id == clients.c.client_id).outerjoin(
+    cas_registrations, cas_registrations.c.client_id == clients.c.client_id
+)
 
 client_events = Table(
     "client_events",
@@ -317,6 +351,51 @@ logout_notices = Table(
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("claim", String(32)),
     Column("failed_at", BigInteger),
+    # Whose notice it is (the face that delivers it: "oidc" back-channel logout, "cas" single logout),
+    # and for a face that delivers per ticket, where to (a CAS service URL) and the ticket it ends
+    # (the SessionIndex, sealed under the secret key: idp/cas/slo.py).
+    Column("face", String(16), nullable=False, server_default="oidc"),
+    Column("target", String(2048)),
+    Column("session_index", String(255)),
+)
+
+# CAS tickets (Apereo CAS Protocol 3.0.3 3.1-3.4): service tickets (ST), proxy tickets (PT) and
+# proxy-granting tickets (PGT), kept only as the SHA-256 of the ticket. An ST or PT is used once:
+# `used_at` is set by the one conditional UPDATE that consumes it (idp/store/cas.py). Each is bound
+# to its app, the exact service string it was issued for (a PT: its targetService; a PGT: its
+# pgtUrl), the SSO session it was issued in (it ends with it) and the proxies before it.
+cas_tickets = Table(
+    "cas_tickets",
+    metadata,
+    Column("id_hash", String(64), primary_key=True),
+    Column("kind", String(8), nullable=False),
+    Column("client_id", String(64), nullable=False),
+    Column("service", String(2048), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("sid", String(64), nullable=False),
+    Column("auth_time", BigInteger, nullable=False),
+    Column("new_login", Boolean, nullable=False),
+    Column("proxies", JSON, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("session_expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger),
+)
+
+# The tickets validated in each SSO session, for CAS single logout: when the session ends, each is a
+# logout notice (a samlp:LogoutRequest POSTed to its service, naming the ticket as SessionIndex).
+# The ticket is sealed (AES-256-GCM under the secret key), never stored in the clear.
+cas_validations = Table(
+    "cas_validations",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("client_id", String(64), nullable=False),
+    Column("user_id", String(32), nullable=False),
+    Column("sid", String(64), nullable=False),
+    Column("service", String(2048), nullable=False),
+    Column("ticket_sealed", String(255), nullable=False),
+    Column("validated_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
 )
 
 Index("ix_sessions_expires_at", sessions.c.expires_at)
@@ -336,3 +415,11 @@ Index("ix_grants_client_id", grants.c.client_id)
 # (signing out, ending a session, back-channel logout): one B-tree for both, so an issued code
 # writes one index fewer. A statement that finds grants by sid binds the session's user too.
 Index("ix_grants_user_id_sid", grants.c.user_id, grants.c.sid)
+# CAS: expired tickets and the validations of sessions past their expiry are purged in expiry order;
+# a session's tickets and validations are found by its user and sid, an app's by its client_id.
+Index("ix_cas_tickets_expires_at", cas_tickets.c.expires_at)
+Index("ix_cas_tickets_user_id_sid", cas_tickets.c.user_id, cas_tickets.c.sid)
+Index("ix_cas_tickets_client_id", cas_tickets.c.client_id)
+Index("ix_cas_validations_expires_at", cas_validations.c.expires_at)
+Index("ix_cas_validations_user_id_sid", cas_validations.c.user_id, cas_validations.c.sid)
+Index("ix_cas_validations_client_id", cas_validations.c.client_id)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from sqlalchemy import literal, select
 
 from campusid.idp.store.apps import Apps
+from campusid.idp.store.cas import Cas
 from campusid.idp.store.database import Database, Prepared
 from campusid.idp.store.devices import Devices
 from campusid.idp.store.events import Events
@@ -40,12 +41,15 @@ class Store:
 
     sessions_class: type[Sessions] = Sessions
     janitor_class: type[Janitor] = Janitor
+    cas_class: type[Cas] = Cas
 
     def __init__(self, db: Database) -> None:
         self.db = db
         # Built in the order they need each other: a repository that ends sessions, accounts or
         # apps revokes their grants and queues their notices in its own transaction.
         self.notices = Notices(db)
+        self.cas = self.cas_class(db)
+        self.notices.add_face(self.cas)  # a session's end ends its CAS tickets and queues their logouts
         self.grants = Grants(db)
         self.sessions = self.sessions_class(db, self.grants, self.notices)
         self.users = Users(db, self.sessions, self.notices, self.grants)
@@ -67,6 +71,7 @@ class Store:
             self.factors,
             self.events,
             self.notices,
+            self.cas,
             self.janitor,
             self.keys,
         )
