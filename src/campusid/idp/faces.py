@@ -25,16 +25,18 @@ if TYPE_CHECKING:  # the CLI imports this module to check apps, and nothing of t
 
 
 def _faces() -> tuple[ModuleType, ...]:
+    from campusid.idp.cas import face as cas
     from campusid.idp.oidc import face as oidc
 
-    return (oidc,)
+    return (oidc, cas)
 
 
 def registrations() -> Registrations:
-    """Which face checks the registration of each app type (OIDC: web and native)."""
+    """Which face checks the registration of each app type (OIDC: web and native; CAS: cas)."""
+    from campusid.idp.cas.registration import CASRegistration
     from campusid.idp.oidc.registration import OIDCRegistration
 
-    return Registrations(OIDCRegistration())
+    return Registrations(OIDCRegistration(), CASRegistration())
 
 
 def app_service(store, events=None) -> AppService:

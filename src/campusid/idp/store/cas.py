@@ -91,6 +91,7 @@ CAS_TICKET_SUBJECT = (
     .where(users.c.id == bindparam("uid"))
 )
 CAS_TICKET = select(cas_tickets).where(_t.id_hash == bindparam("h"))
+DELETE_CAS_TICKET = delete(cas_tickets).where(_t.id_hash == bindparam("h"))
 LIVE_PGT = select(cas_tickets).where(_t.id_hash == bindparam("h"), _t.kind == "PGT", _t.expires_at > _NOW)
 _VALIDATION_COLUMNS = [c for c in cas_validations.c if c.name != "id"]
 INSERT_CAS_VALIDATION = insert(cas_validations).values(
@@ -147,6 +148,7 @@ class Cas(Repository):
         self._subject = db.prepare("CAS_TICKET_SUBJECT", CAS_TICKET_SUBJECT)
         self._by_hash = db.prepare("CAS_TICKET", CAS_TICKET)
         self._live_pgt = db.prepare("LIVE_PGT", LIVE_PGT)
+        self._delete = db.prepare("DELETE_CAS_TICKET", DELETE_CAS_TICKET)
         self._insert_validation = db.prepare("INSERT_CAS_VALIDATION", INSERT_CAS_VALIDATION)
         self._validations_of_session = db.prepare("CAS_VALIDATIONS_OF_SESSION", VALIDATIONS_OF_SESSION)
         # SQLite's record of a success writes its event in the same transaction (PostgreSQL's in the
@@ -219,6 +221,10 @@ class Cas(Repository):
     async def find(self, id_hash: str) -> CasTicket | None:
         """The ticket whatever its state (to tell a replay from an unknown ticket)."""
         return await self._row(self._by_hash, self._ticket, {"h": id_hash})
+
+    async def forget(self, id_hash: str) -> None:
+        """Delete a ticket (a PGT whose callback failed)."""
+        await self.db.execute(self._delete, {"h": id_hash})
 
     async def live_pgt(self, id_hash: str, now: int) -> CasTicket | None:
         return await self._row(self._live_pgt, self._ticket, {"h": id_hash, "now": now})
