@@ -107,7 +107,8 @@ def test_registered_services_have_no_query_nor_wildcard():
 
 def test_the_registration_keeps_the_canonical_form_each_once():
     registered = CASRegistration().check(
-        "cas", services=["HTTPS://App.Example.edu:443/portal", "https://app.example.edu/portal", "https://b.example.edu"]
+        "cas",
+        services=["HTTPS://App.Example.edu:443/portal", "https://app.example.edu/portal", "https://b.example.edu"],
     )
     assert registered["services"] == ["https://app.example.edu/portal", "https://b.example.edu/"]
 

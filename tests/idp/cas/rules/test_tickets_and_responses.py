@@ -33,14 +33,14 @@ def test_kind_of_reads_only_known_prefixes():
 
 
 def test_xml_success_escapes_everything_and_keeps_no_whitespace_inside_values():
-    hostile = 'Ann <b>"&\'</b>\x01'
+    hostile = "Ann <b>\"&'</b>\x01"
     body = responses.success_xml(
         responses.Success("a&<b", {"displayName": [hostile], "isFromNewLogin": [True]}, "PGTIOU-x", ("https://p/",))
     )
     root = ET.fromstring(body)
     ns = {"cas": responses.NS}
     assert root.find("cas:authenticationSuccess/cas:user", ns).text == "a&<b"
-    assert root.find("cas:authenticationSuccess/cas:attributes/cas:displayName", ns).text == 'Ann <b>"&\'</b>\ufffd'
+    assert root.find("cas:authenticationSuccess/cas:attributes/cas:displayName", ns).text == "Ann <b>\"&'</b>\ufffd"
     assert root.find("cas:authenticationSuccess/cas:attributes/cas:isFromNewLogin", ns).text == "true"
     assert root.find("cas:authenticationSuccess/cas:proxies/cas:proxy", ns).text == "https://p/"
     assert "<cas:user>a&amp;&lt;b</cas:user>" in body  # no newline or indentation inside
