@@ -10,7 +10,7 @@ import time
 import pytest
 
 from campusid.idp.cas.rules.tickets import new_ticket
-from tests.idp.cas.helpers import SERVICE, cas_app, failure_code, service_ticket, success, validate
+from tests.idp.cas.helpers import cas_app, failure_code, service_ticket, success, validate
 from tests.idp.helpers import make_user
 
 ENDPOINTS = ["/cas/serviceValidate", "/cas/p3/serviceValidate", "/cas/proxyValidate", "/cas/p3/proxyValidate"]

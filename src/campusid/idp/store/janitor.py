@@ -12,7 +12,10 @@ What can never be used again, kind by kind (times are compared with `now`; `toke
   be redeemed (RFC 6749 4.1.2) and every access token checked against it has expired. Counted as
   `codes` when its code was never redeemed, else as `grants`;
 - a device code past its `expires_at` (store/devices.py), an event older than the retention, and a
-  back-channel logout notice given up (`failed_at`) before the same retention (its failure is an event).
+  back-channel logout notice given up (`failed_at`) before the same retention (its failure is an event);
+- a CAS ticket past its `expires_at` (a service or proxy ticket after its 60 s, used or not; a
+  proxy-granting ticket with its session), and the record of a validated CAS ticket whose session
+  has expired (single logout is sent only for sessions that are ended, not for those that lapse).
 
 Each DELETE takes a batch of rows, chosen through an index in expiry order from where the batch
 before ended (`_dead_from`), and commits on its own. A batch's size follows a time budget (BUDGET,
@@ -42,6 +45,8 @@ from sqlalchemy.ext.compiler import compiles
 from campusid.idp.store.database import Database, Prepared
 from campusid.idp.store.repository import Repository
 from campusid.idp.store.schema import (
+    cas_tickets,
+    cas_validations,
     device_codes,
     events,
     grants,
@@ -51,7 +56,18 @@ from campusid.idp.store.schema import (
     sessions,
 )
 
-KINDS = ("sessions", "interactions", "grants", "refresh_tokens", "codes", "device_codes", "events", "logout_notices")
+KINDS = (
+    "sessions",
+    "interactions",
+    "grants",
+    "refresh_tokens",
+    "codes",
+    "device_codes",
+    "events",
+    "logout_notices",
+    "cas_tickets",
+    "cas_validations",
+)
 BUDGET = 0.005  # seconds: what one batch's statement should take (what a request may wait behind)
 FIRST_BATCH = 100  # rows: the first batch of each kind, before any has been timed
 MIN_BATCH = 10
@@ -140,6 +156,9 @@ PURGE_EVENTS = _dead_from(events, events.c.id, events.c.at, events.c.at <= _EVEN
 PURGE_LOGOUT_NOTICES = _dead_from(
     logout_notices, logout_notices.c.id, logout_notices.c.failed_at, logout_notices.c.failed_at <= _EVENTS_BEFORE
 )
+_cas_t, _cas_v = cas_tickets.c, cas_validations.c
+PURGE_CAS_TICKETS = _dead_from(cas_tickets, _cas_t.id_hash, _cas_t.expires_at, _cas_t.expires_at <= _NOW)
+PURGE_CAS_VALIDATIONS = _dead_from(cas_validations, _cas_v.id, _cas_v.expires_at, _cas_v.expires_at <= _NOW)
 PURGE_REFRESH_TOKENS = _dead_from(refresh_tokens, _rt.token_hash, _rt.expires_at, _DEAD_REFRESH)
 PURGE_GRANTS = _dead_from(grants, _g.id, _g.code_expires_at, _DEAD_GRANT, _g.code_used_at)
 # An expired device code can never be used again (a bounded batch per call).
@@ -156,6 +175,8 @@ COUNT_OLD_EVENTS = select(func.count()).select_from(events).where(events.c.at <=
 COUNT_OLD_LOGOUT_NOTICES = (
     select(func.count()).select_from(logout_notices).where(logout_notices.c.failed_at <= bindparam("events_before"))
 )
+COUNT_EXPIRED_CAS_TICKETS = select(func.count()).select_from(cas_tickets).where(_cas_t.expires_at <= _NOW)
+COUNT_EXPIRED_CAS_VALIDATIONS = select(func.count()).select_from(cas_validations).where(_cas_v.expires_at <= _NOW)
 COUNT_DEAD_REFRESH_TOKENS = select(func.count()).select_from(refresh_tokens).where(_DEAD_REFRESH)
 _family_of_grant = refresh_tokens.alias("family")
 COUNT_DEAD_GRANTS = (
@@ -195,6 +216,10 @@ class Janitor(Repository):
         self._purge_device_codes = db.prepare("PURGE_EXPIRED_DEVICE_CODES", PURGE_EXPIRED_DEVICE_CODES)
         self._purge_events = db.prepare("PURGE_EVENTS", PURGE_EVENTS)
         self._purge_logout_notices = db.prepare("PURGE_LOGOUT_NOTICES", PURGE_LOGOUT_NOTICES)
+        self._purge_cas_tickets = db.prepare("PURGE_CAS_TICKETS", PURGE_CAS_TICKETS)
+        self._purge_cas_validations = db.prepare("PURGE_CAS_VALIDATIONS", PURGE_CAS_VALIDATIONS)
+        self._count_cas_tickets = db.prepare("COUNT_EXPIRED_CAS_TICKETS", COUNT_EXPIRED_CAS_TICKETS)
+        self._count_cas_validations = db.prepare("COUNT_EXPIRED_CAS_VALIDATIONS", COUNT_EXPIRED_CAS_VALIDATIONS)
         self._count_sessions = db.prepare("COUNT_EXPIRED_SESSIONS", COUNT_EXPIRED_SESSIONS)
         self._count_interactions = db.prepare("COUNT_EXPIRED_INTERACTIONS", COUNT_EXPIRED_INTERACTIONS)
         self._count_refresh_tokens = db.prepare("COUNT_DEAD_REFRESH_TOKENS", COUNT_DEAD_REFRESH_TOKENS)
@@ -279,6 +304,8 @@ class Janitor(Repository):
                 "device_codes": (await one(self._count_device_codes, {"now": now}))[0],
                 "events": (await one(self._count_events, old))[0],
                 "logout_notices": (await one(self._count_logout_notices, old))[0],
+                "cas_tickets": (await one(self._count_cas_tickets, {"now": now}))[0],
+                "cas_validations": (await one(self._count_cas_validations, {"now": now}))[0],
             }
         counts = {
             "sessions": await self._drain_from(self._purge_sessions, {"now": now}, batch),
@@ -297,4 +324,6 @@ class Janitor(Repository):
         counts["device_codes"] = await self._drain(self._purge_device_codes, {"now": now}, batch)
         counts["events"] = await self._drain_from(self._purge_events, old, batch)
         counts["logout_notices"] = await self._drain_from(self._purge_logout_notices, old, batch)
+        counts["cas_tickets"] = await self._drain_from(self._purge_cas_tickets, {"now": now}, batch)
+        counts["cas_validations"] = await self._drain_from(self._purge_cas_validations, {"now": now}, batch)
         return {kind: counts[kind] for kind in KINDS}
