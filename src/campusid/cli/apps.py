@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,7 +21,10 @@ def _app_human(data: dict) -> None:
     names, URIs and feedback are the developer's and the admin's text."""
     state = ("  state=", (data["state"], "bold"))
     say((data["name"], "bold"), f"  client_id={data['client_id']}  type={data['type']}", *state)
-    out.print(f"  redirect URIs: {', '.join(data['redirect_uris'])}", markup=False)
+    if data.get("redirect_uris") or data["type"] != "cas":
+        out.print(f"  redirect URIs: {', '.join(data['redirect_uris'])}", markup=False)
+    if data.get("services"):
+        out.print(f"  CAS services: {', '.join(data['services'])}", markup=False)
     out.print(f"  scopes: {' '.join(data['scopes'])}  granted: {' '.join(data['granted_scopes']) or '-'}", markup=False)
     if data.get("grant_types") or data.get("granted_grant_types"):
         asked, granted = " ".join(data["grant_types"]) or "-", " ".join(data["granted_grant_types"]) or "-"
@@ -66,15 +70,21 @@ _BACKCHANNEL_OPT = typer.Option(
 @app.command("create")
 def apps_create(
     name: Annotated[str, typer.Option()],
-    type_: Annotated[str, typer.Option("--type", help="web or native.")],
-    redirect_uri: Annotated[list[str], typer.Option("--redirect-uri", help="Once per URI.")],
+    type_: Annotated[str, typer.Option("--type", help="web, native or cas.")],
     owner: Annotated[str, typer.Option(help="Username of the developer who owns the app.")],
+    redirect_uri: Annotated[
+        list[str] | None, typer.Option("--redirect-uri", help="Once per URI (web and native apps).")
+    ] = None,
+    service: Annotated[
+        list[str] | None, typer.Option("--service", help="A CAS app's service URL (a prefix); once per URL.")
+    ] = None,
     scope: Annotated[list[str] | None, typer.Option("--scope", help="Once per scope.")] = None,
     description: Annotated[str, typer.Option()] = "",
     sector_identifier_uri: Annotated[str | None, typer.Option()] = None,
     client_id: Annotated[str | None, typer.Option(help="Choose the client_id (default: generated).")] = None,
     grant_type: Annotated[
-        list[str] | None, typer.Option("--grant-type", help="Ask the review for a grant type: device_code.")
+        list[str] | None,
+        typer.Option("--grant-type", help="Ask the review for a grant type: device_code, or cas_proxy for a CAS app."),
     ] = None,
     post_logout_redirect_uri: Annotated[list[str] | None, _POST_LOGOUT_OPT] = None,
     backchannel_logout_uri: Annotated[str | None, _BACKCHANNEL_OPT] = None,
@@ -87,6 +97,7 @@ def apps_create(
             name=name,
             app_type=type_,
             redirect_uris=redirect_uri,
+            services=service,
             scopes=scope,
             owner=owner,
             description=description,
@@ -108,9 +119,10 @@ def apps_edit(
     client_id: str,
     name: Annotated[str | None, typer.Option()] = None,
     redirect_uri: Annotated[list[str] | None, typer.Option("--redirect-uri")] = None,
+    service: Annotated[list[str] | None, typer.Option("--service", help="A CAS app's service URLs.")] = None,
     scope: Annotated[list[str] | None, typer.Option("--scope")] = None,
     description: Annotated[str | None, typer.Option()] = None,
-    grant_type: Annotated[list[str] | None, typer.Option("--grant-type", help="device_code")] = None,
+    grant_type: Annotated[list[str] | None, typer.Option("--grant-type", help="device_code or cas_proxy")] = None,
     post_logout_redirect_uri: Annotated[list[str] | None, _POST_LOGOUT_OPT] = None,
     backchannel_logout_uri: Annotated[str | None, _BACKCHANNEL_OPT] = None,
     as_json: JsonOpt = False,
@@ -121,6 +133,7 @@ def apps_edit(
     changes = {
         "name": name,
         "redirect_uris": redirect_uri or None,
+        "services": service or None,
         "scopes": scope or None,
         "description": description,
         "grant_types": grant_type or None,
@@ -142,6 +155,7 @@ def apps_edit(
             "grant_types": list(app.grant_types),
             "post_logout_redirect_uris": list(app.post_logout_redirect_uris),
             "backchannel_logout_uri": app.backchannel_logout_uri,
+            "services": list(app.services),
         }
         given = {k: v for k, v in changes.items() if v is not None}
         return await svc.apps.propose_revision(client_id, actor=None, **{**current, **given})
@@ -162,7 +176,10 @@ def apps_approve(
     grant_scope: Annotated[list[str] | None, typer.Option("--grant-scope", help="Sensitive scope granted.")] = None,
     grant_type: Annotated[
         list[str] | None,
-        typer.Option("--grant-type", help="Grant type granted beyond the code flow: device_code (RFC 8628)."),
+        typer.Option(
+            "--grant-type",
+            help="Grant type granted beyond the default flow: device_code (RFC 8628), cas_proxy (CAS proxy tickets).",
+        ),
     ] = None,
     require_mfa: Annotated[
         bool, typer.Option("--require-mfa", help="Every sign-in to this app uses a second factor.")
@@ -245,3 +262,70 @@ def apps_list(state: Annotated[str | None, typer.Option()] = None, as_json: Json
         out.print(table)
 
     emit({"apps": rows}, as_json, human)
+
+
+@app.command("import-cas")
+def apps_import_cas(
+    files: Annotated[list[Path], typer.Argument(help="Apereo CAS JSON service definitions (RegexRegisteredService).")],
+    owner: Annotated[
+        str | None, typer.Option(help="Username who owns the imported apps (default: the first admin).")
+    ] = None,
+    as_json: JsonOpt = False,
+):
+    """Read an Apereo CAS service registry into draft CAS apps: each serviceId that is a plain URL
+    prefix becomes a service; every other definition is refused with its reason (docs/cas.md).
+    Nothing is activated: each app goes through the review."""
+    from campusid.idp.cas.apereo_import import Refused, read_definition
+
+    async def action(svc: Services) -> dict:
+        owner_name = owner or next((u.username for u in await svc.store.users.list() if u.role == "admin"), None)
+        if owner_name is None:
+            fail("there is no admin to own the imported apps: name one with --owner", 1, as_json)
+        imported, refused = [], []
+        for path in files:
+            try:
+                draft = read_definition(path.read_text(encoding="utf-8"))
+                data, _ = await svc.apps.create(
+                    name=draft.name,
+                    app_type="cas",
+                    services=draft.services,
+                    scopes=draft.scopes,
+                    owner=owner_name,
+                    description=draft.description,
+                    client_id=draft.client_id,
+                    grant_types=draft.grant_types,
+                )
+            except (OSError, UnicodeDecodeError) as exc:
+                refused.append({"file": str(path), "reason": f"cannot be read ({type(exc).__name__})"})
+                continue
+            except (Refused, AppError) as exc:
+                refused.append({"file": str(path), "reason": getattr(exc, "message", None) or str(exc)})
+                continue
+            imported.append(
+                {
+                    "file": str(path),
+                    "client_id": data["client_id"],
+                    "name": data["name"],
+                    "state": data["state"],
+                    "services": data["services"],
+                    "scopes": data["scopes"],
+                    "grant_types": data["grant_types"],
+                    "notes": draft.notes,
+                }
+            )
+        return {
+            "imported": imported,
+            "refused": refused,
+            "counts": {"imported": len(imported), "refused": len(refused)},
+        }
+
+    def human(data: dict) -> None:
+        for item in data["imported"]:
+            say(("imported ", "bold"), f"{item['file']} -> {item['client_id']} (draft): {', '.join(item['services'])}")
+            for note in item["notes"]:
+                out.print(f"    note: {note}", markup=False)
+        for item in data["refused"]:
+            say(("refused  ", "bold red"), f"{item['file']}: {item['reason']}")
+        out.print(f"{data['counts']['imported']} imported as drafts, {data['counts']['refused']} refused", markup=False)
+
+    emit(Services(as_json=as_json).run(action), as_json, human)
