@@ -42,5 +42,13 @@ if [ ! -x /usr/bin/chromium ]; then say "installing Debian's Chromium for the br
 # and data directory); the system's slapd is never used.
 if [ ! -x /usr/sbin/slapd ] || ! have ldapsearch; then say "installing slapd and ldap-utils for the directory tests"; apt_install slapd ldap-utils; fi
 if ! have nginx && [ ! -x /usr/sbin/nginx ]; then say "installing Debian's nginx for the deployment tests"; apt_install nginx-light; fi
+# The CAS clients of tests/e2e/test_e2e_cas_clients.py: Apache with mod_auth_cas (and mod_ssl, in
+# front of the IdP), phpCAS on PHP's command line (its DOM and curl extensions).
+if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_auth_cas.so ]; then
+  say "installing Apache and mod_auth_cas for the CAS client tests"; apt_install apache2 libapache2-mod-auth-cas
+fi
+if ! have php || [ ! -f /usr/share/php/CAS.php ] || ! php -m | grep -qx dom; then
+  say "installing PHP and phpCAS for the CAS client tests"; apt_install php-cli php-cas php-xml php-curl
+fi
 if ! have node; then say "installing Node.js for the interop tests"; apt_install nodejs npm || true; fi
 say "PostgreSQL, Redis, Chromium and slapd are ready"

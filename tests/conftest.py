@@ -213,6 +213,9 @@ NOT_DATABASE_BOUND = (
     "tests/test_issuer.py",
     "tests/test_user_facing_text.py",
     "tests/test_screenshots.py",
+    # real CAS clients (mod_auth_cas, python-cas, phpCAS) talking HTTP to a served IdP: their interop
+    # is theirs; the CAS face's storage is covered by tests/idp/cas and test_e2e_cas_two_workers.py
+    "tests/e2e/test_e2e_cas_clients.py",
 )
 
 
