@@ -56,6 +56,16 @@ _TEXT: dict[str, tuple[str, str]] = {
     "app.type.web": ("Web application (runs on a server, gets a secret)", "Web 应用（在服务器上运行，获得密钥）"),
     "app.type.native": ("Native application (desktop or mobile, no secret)", "原生应用（桌面或移动端，无密钥）"),
     "app.redirect_uris": ("Redirect URIs", "重定向 URI"),
+    "app.type.cas": (
+        "CAS application (a campus app that signs in with CAS 2.0/3.0)",
+        "CAS 应用（使用 CAS 2.0/3.0 登录的校园应用）",
+    ),
+    "app.services": ("CAS service URLs (CAS apps)", "CAS 服务地址（CAS 应用）"),
+    "app.services_hint": (
+        "One per line: the address every service URL of the app begins with, e.g. https://app.example.edu/portal.",
+        "每行一个：该应用所有服务 URL 的共同开头，例如 https://app.example.edu/portal。",
+    ),
+    "app.cas_proxy": ("proxy tickets for back-end services (CAS apps)", "为后端服务申请代理票据（CAS 应用）"),
     "app.redirect_hint": (
         "One per line. Web apps: https (http only on a loopback host). Native apps: a loopback IP "
         "literal such as http://127.0.0.1/callback, or a private-use scheme like edu.example.app:/callback.",
@@ -223,6 +233,21 @@ _TEXT: dict[str, tuple[str, str]] = {
         "授予无浏览器设备登录（device_code）",
     ),
     "admin.review": ("Review", "审核"),
+    "admin.service_check": ("CAS service checks", "CAS 服务地址检查"),
+    "admin.service_rules": (
+        "Each service is an https URL (http only on a loopback host) without user information, fragment, query "
+        "or dot segments. A ticket goes only to a service that begins with one of them at a path segment "
+        "boundary (/portal covers /portal/x, never /portalx); no wildcards, no regular expressions.",
+        "每个服务地址须为 https URL（仅回环地址可用 http），不得含用户信息、片段、查询或点路径段。"
+        "票据只发给以其中某一地址按路径段开头的服务（/portal 包含 /portal/x，不含 /portalx）；"
+        "不支持通配符和正则表达式。",
+    ),
+    "admin.cas_release": ("Attributes a CAS validation releases", "CAS 验证释放的属性"),
+    "admin.cas_always": (
+        "Every validation also carries authenticationDate, isFromNewLogin and longTermAuthenticationRequestTokenUsed.",
+        "每次验证还包含 authenticationDate、isFromNewLogin 和 longTermAuthenticationRequestTokenUsed。",
+    ),
+    "admin.grant_cas_proxy": ("Grant proxy tickets (cas_proxy)", "授予代理票据（cas_proxy）"),
     "admin.reviewing_revision": (
         "You are reviewing a change to an active app. The configuration below replaces the current one when approved.",
         "你正在审核已启用应用的变更。批准后，下方配置将替换当前配置。",

@@ -16,7 +16,6 @@ from campusid.idp.admin import roles
 from campusid.idp.apps import AppError
 from campusid.idp.apps.service import ACTIVE, STATES, SUSPENDED, UNDER_REVIEW
 from campusid.idp.context import Context
-from campusid.idp.oidc.registration import OIDCRegistration
 from campusid.idp.portal import views
 from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
 
@@ -73,7 +72,8 @@ async def _detail(
         app=app,
         reviewing=reviewing,
         proposed=proposed,
-        uri_checks=views.uri_checks(proposed["redirect_uris"], app["type"]),
+        uri_checks=views.checks(proposed, app["type"]),
+        cas_release=views.cas_release(app["granted_scopes"] if reviewing is None else proposed["scopes"]),
         scopes=views.scope_rows(proposed),
         current_scopes=views.scope_rows(app, app["granted_scopes"]),
         history=views.history(app["history"], viewer.t),
@@ -107,7 +107,8 @@ def _decision(action: str, done: str):
         try:
             if action == "approve":
                 granted = [s for s in release.SENSITIVE if form.get(f"grant.{s}")]
-                grant_types = [g for g in OIDCRegistration.grant_types if form.get(f"grant_type.{g}")]
+                face = apps.registrations.of((await apps.get(client_id)).type)
+                grant_types = [g for g in face.grant_types if form.get(f"grant_type.{g}")]
                 if revision:
                     await apps.approve_revision(client_id, by, granted, grant_types)
                 else:

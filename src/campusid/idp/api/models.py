@@ -11,21 +11,31 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-GrantType = Literal["device_code"]
+GrantType = Literal["device_code", "cas_proxy"]
 # What the review workflow refuses with 422 whatever the app, stated in the schema too: a name or
 # feedback must hold a character other than white space, and an app needs a redirect URI.
 _TEXT = r"\S"
 _NAME = {"min_length": 1, "max_length": 200, "pattern": _TEXT}
-_GRANT_TYPES_ASKED = "Grant types asked for beyond the code flow: `device_code` (RFC 8628 device authorization)."
+_GRANT_TYPES_ASKED = (
+    "Grant types asked for beyond the default flow: `device_code` (RFC 8628 device authorization; web and native "
+    "apps), `cas_proxy` (CAS proxy-granting tickets; CAS apps)."
+)
+_SERVICES = (
+    "A CAS app's service URLs: each the address its service URLs begin with (at a path segment boundary); "
+    "https, or http on loopback; no query, fragment, user information or dot segments."
+)
 _POST_LOGOUT = "Where RP-initiated logout may return the browser (OpenID Connect RP-Initiated Logout 1.0); exact match."
 _BACKCHANNEL = "Where logout tokens are POSTed (OpenID Connect Back-Channel Logout 1.0); https, or http on loopback."
 
 
 class AppCreate(_Strict):
     name: str = Field(**_NAME)
-    type: Literal["web", "native"]
+    type: Literal["web", "native", "cas"]
     description: str = Field("", max_length=2000)
-    redirect_uris: list[str] = Field(min_length=1, max_length=20)
+    redirect_uris: list[str] = Field(
+        default_factory=list, max_length=20, description="Web and native apps: at least one."
+    )
+    services: list[str] = Field(default_factory=list, max_length=20, description=_SERVICES)
     scopes: list[str] = Field(default_factory=lambda: ["openid"], max_length=20)
     justifications: dict[str, str] = Field(
         default_factory=dict, description="A reason for each requested sensitive scope (student_number, grades.read)."
@@ -42,6 +52,7 @@ class AppEdit(_Strict):
     name: str | None = Field(None, **_NAME)
     description: str | None = Field(None, max_length=2000)
     redirect_uris: list[str] | None = Field(None, min_length=1, max_length=20)
+    services: list[str] | None = Field(None, min_length=1, max_length=20, description=_SERVICES)
     scopes: list[str] | None = Field(None, max_length=20)
     justifications: dict[str, str] | None = None
     sector_identifier_uri: str | None = None
@@ -55,7 +66,8 @@ class Revision(_Strict):
 
     name: str = Field(**_NAME)
     description: str = Field("", max_length=2000)
-    redirect_uris: list[str] = Field(min_length=1, max_length=20)
+    redirect_uris: list[str] = Field(default_factory=list, max_length=20, description="Web and native apps.")
+    services: list[str] = Field(default_factory=list, max_length=20, description=_SERVICES)
     scopes: list[str] = Field(max_length=20)
     justifications: dict[str, str] = Field(default_factory=dict)
     sector_identifier_uri: str | None = None
@@ -119,8 +131,9 @@ class App(BaseModel):
     require_mfa: bool = Field(False, description="Whether every sign-in to the app uses a second factor.")
     post_logout_redirect_uris: list[str] = Field(default_factory=list, description=_POST_LOGOUT)
     backchannel_logout_uri: str | None = Field(None, description=_BACKCHANNEL)
+    services: list[str] | None = Field(None, description="A CAS app's service URLs (CAS apps only).")
     revision: dict | None
-    token_endpoint_auth_method: str
+    token_endpoint_auth_method: str | None
     owner: str | None
     created_at: int
     updated_at: int
