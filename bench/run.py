@@ -6,6 +6,7 @@
     python bench/run.py --only node     # select targets (repeatable or comma-separated)
     python bench/run.py --save          # also write the table to bench/results/<date>-<HHMM>.txt
     python bench/run.py --compare-metrics  # each campusid target also without /metrics, rows interleaved
+    python bench/run.py --rows sso,cas_sso --only sqlite,postgres,mama  # CAS SSO beside OIDC SSO, and the CAS peer
 
 Servers are pinned to core 0 and the load generators to core 1 (taskset); for the PostgreSQL target the
 local PostgreSQL server is moved to core 1 too and put back afterwards. Simple GET rows are driven
@@ -42,11 +43,14 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 NODE_OP = BENCH / "node_op"
+# The CAS peer (target "mama"): django-mama-cas on Django, served by uvicorn, in a venv of its own.
+MAMA = BENCH / "mama_cas"
+MAMA_PY = MAMA / ".venv" / "bin" / "python"
 LOADGEN = BENCH / "loadgen"
 WRK_LUA = BENCH / "wrk" / "check.lua"
 SERVER_CORE = "0"
 LOAD_CORE = "1"
-TARGETS = ("sqlite", "postgres", "node")  # the default set
+TARGETS = ("sqlite", "postgres", "node", "mama")  # the default set
 # campusid serves with /metrics on (CAMPUSID_METRICS_TOKEN), as a deployment that is watched does;
 # its "-nometrics" twin serves without it (the default configuration: no figures collected).
 NO_METRICS = "-nometrics"
@@ -61,6 +65,7 @@ ALL_TARGETS = (
     "postgres" + NO_METRICS,
     "postgres" + BASE,
     "node",
+    "mama",
 )
 TARGET_LABEL = {
     "sqlite": "campusid SQLite",
@@ -70,6 +75,7 @@ TARGET_LABEL = {
     "postgres" + NO_METRICS: "campusid PostgreSQL, no metrics",
     "postgres" + BASE: "campusid PostgreSQL, baseline build",
     "node": "node-oidc-provider",
+    "mama": "django-mama-cas",
 }
 BASELINE_BIN: str | None = None  # set once, by main(), from --baseline
 # --compare-metrics control: the twin serves with /metrics as well, so any difference between the
@@ -89,6 +95,9 @@ RAISED_LIMITS = {
     "CAMPUSID_LIMIT_TOKEN_PER_CLIENT": "1000000/second",
 }
 BENCH_PASSWORD = "bench-Passw0rd-" + "x" * 8
+# The CAS SSO row's service: under the CAS app's registered service (campusid) and the peer's pattern.
+CAS_SERVICE_ROOT = "https://rp.example/cas/"
+CAS_SERVICE = CAS_SERVICE_ROOT + "app?page=1"
 
 
 def database(target: str) -> str:
@@ -135,6 +144,10 @@ def preflight(targets: list[str]) -> None:
         sys.exit(f"missing tools: {', '.join(missing)} (Debian: apt-get install wrk nginx-light util-linux nodejs)")
     if (os.cpu_count() or 1) < 2:
         sys.exit("needs 2 cores: the server is pinned to core 0, the load generator to core 1")
+    if "mama" in targets and not MAMA_PY.exists():
+        log("python -m venv bench/mama_cas/.venv; pip install -r bench/mama_cas/requirements.txt")
+        subprocess.run([sys.executable, "-m", "venv", str(MAMA / ".venv")], check=True)
+        subprocess.run([str(MAMA_PY), "-m", "pip", "install", "-q", "-r", str(MAMA / "requirements.txt")], check=True)
     for d in (NODE_OP, LOADGEN):
         if not (d / "node_modules").is_dir():
             log(f"npm ci in {d.relative_to(ROOT)}")
@@ -473,6 +486,8 @@ class Server:
     password_hash: str | None = None  # the bench user's stored hash (campusid): argon2id alone is measured on it
     env: dict | None = None  # campusid: the environment its commands run with (--purge-load runs one)
     db_name: str | None = None  # campusid on PostgreSQL: its database
+    cas: dict | None = None  # its CAS endpoints and the bench service ({login, validate, service}), if it speaks CAS
+    rows: tuple[str, ...] | None = None  # the rows it serves (None: every OIDC row, and CAS SSO when `cas`)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -664,6 +679,14 @@ def _start_campusid(target: str, workdir: Path, run_no: int, cleanup: list) -> S
             c["client_secret"] = app["client_secret"]
         clients.append(c)
 
+    # a CAS app for the CAS SSO row (its service is never contacted: the driver reads the redirect)
+    run_cli(
+        "apps", "create", "--name", "Bench CAS", "--type", "cas", "--service", CAS_SERVICE_ROOT,
+        "--scope", "profile", "--owner", "dev", "--client-id", "bench-cas", "--json",
+    )  # fmt: skip
+    for step in (["submit"], ["approve", "--by", "admin"], ["activate"]):
+        run_cli("apps", step[0], "bench-cas", *step[1:], "--json")
+
     # the password cost, read from the stored hash (shown in the row label)
     hash_value = None
     try:
@@ -711,6 +734,7 @@ def _launch_campusid(
         password_hash=hash_value,
         env=env,
         db_name=db_name,
+        cas={"login": f"{issuer}/cas/login", "validate": f"{issuer}/cas/p3/serviceValidate", "service": CAS_SERVICE},
     )
     try:
         wait_http(f"{issuer}/.well-known/openid-configuration", proc, log_path)
@@ -748,6 +772,40 @@ def start_node(workdir: Path, run_no: int) -> Server:
         password_label="passwordless interaction",
     )
     wait_http(f"{info['issuer']}/.well-known/openid-configuration", proc, log_path)
+    return server
+
+
+def start_mama(workdir: Path, run_no: int) -> Server:
+    """django-mama-cas on the server core (uvicorn, one process, SQLite), for the CAS SSO row only."""
+    port = free_port()
+    log_path = workdir / f"mama-run{run_no}.log"
+    logf = open(log_path, "w")  # noqa: SIM115 - closed with the process
+    data = Path(tempfile.mkdtemp(prefix="mama-", dir=workdir))
+    proc = subprocess.Popen(
+        ["taskset", "-c", SERVER_CORE, str(MAMA_PY), str(MAMA / "serve.py"), "--port", str(port), "--data", str(data),
+         "--password", BENCH_PASSWORD],
+        stdout=subprocess.PIPE,
+        stderr=logf,
+        text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(5)
+        raise RuntimeError(f"django-mama-cas did not start; log: {log_path}")
+    info = json.loads(line)
+    server = Server(
+        "mama",
+        info["issuer"],
+        proc,
+        [],
+        {"username": "bench", "password": BENCH_PASSWORD},
+        log_path,
+        password_label="Django's PBKDF2",
+        cas={**info["cas"], "service": CAS_SERVICE},
+        rows=("cas_sso",),
+    )
+    wait_http(f"{info['cas']['login']}?service=https://rp.example/cas/x", proc, log_path)
     return server
 
 
@@ -808,9 +866,9 @@ def wrk(url: str, path: str, conc: int, duration: float, expect: list[str], auth
     }
 
 
-ROWS = ("discovery", "userinfo", "token", "sso", "full")
+ROWS = ("discovery", "userinfo", "token", "sso", "full", "cas_sso")
 # the rows the flow driver runs: it also reports the server's CPU time per operation over the window
-FLOW_ROWS = ("token", "sso", "full")
+FLOW_ROWS = ("token", "sso", "full", "cas_sso")
 CLIENT_LABEL = {
     "pool": "wrk for the GET rows, the flow driver's shared keep-alive pool for the flows",
     "oneby1": "one by one (every row through the flow driver; each virtual user its own connection, "
@@ -822,6 +880,7 @@ ROW_TITLE = {
     "token": "token exchanges/s (codes minted before)",
     "sso": "SSO flows/s (authorize w/ session + token)",
     "full": "full flows/s with login",
+    "cas_sso": "CAS SSO flows/s (/cas/login w/ session + /cas/p3/serviceValidate)",
 }
 
 
@@ -878,7 +937,11 @@ class TargetBench:
     def check(self) -> bool:
         """One full flow, one SSO flow, userinfo and a code reuse for each client, before any row."""
         self.sampler.phase = "check"
-        chk = driver({**self.base, "mode": "check", "concurrency": 1})
+        chk = {"ok": True}
+        if self.server.rows is None:  # an OIDC provider
+            chk = driver({**self.base, "mode": "check", "concurrency": 1})
+        if chk.get("ok") and self.server.cas:
+            chk = driver({**self.base, "mode": "cas-check", "concurrency": 1, "cas": self.server.cas})
         self.sampler.phase = "idle"
         if not chk.get("ok"):
             self.record_failure(self.server.target, "check", 1, chk)
@@ -886,7 +949,14 @@ class TargetBench:
         return bool(chk.get("ok"))
 
     def row(self, row: str) -> None:
-        """Every concurrency of one row."""
+        """Every concurrency of one row (nothing for a row this server does not serve)."""
+        serves = (
+            self.server.rows
+            if self.server.rows is not None
+            else (*ROWS[:-1], *(("cas_sso",) if self.server.cas else ()))
+        )
+        if row not in serves:
+            return
         self.sampler.phase = row
         try:
             getattr(self, f"_{row}")()
@@ -942,6 +1012,10 @@ class TargetBench:
     def _sso(self) -> None:
         for c in self.concs:
             self._note("sso", c, driver({**self.base, "mode": "sso", "concurrency": c}))
+
+    def _cas_sso(self) -> None:
+        for c in self.concs:
+            self._note("cas_sso", c, driver({**self.base, "mode": "cas-sso", "concurrency": c, "cas": self.server.cas}))
 
     def _full(self) -> None:
         for c in self.concs:
@@ -1100,6 +1174,7 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
         (t, t + NO_METRICS, f"{short_name[t]} {twins}") for t in cols if t in short_name and t + NO_METRICS in cols
     ]
     ratio_cols += [(t, t + BASE, f"{short_name[t]} new/base") for t in cols if t in short_name and t + BASE in cols]
+    ratio_cols += [(t, "mama", f"{short_name[t]}/mama") for t in cols if t in short_name and "mama" in cols]
     header = ["metric"] + [TARGET_LABEL[t] for t in cols] + [heading for _, _, heading in ratio_cols]
     rows: list[list[str]] = []
     failed_cells = {(f[0], f[1], f[2]) for f in failures}
@@ -1179,6 +1254,7 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
 
     add("  all rows", lambda t: rss(t, None), "mb")
     add("  token + SSO rows (no password hashing)", lambda t: rss(t, ("token", "sso")), "mb")
+    add("  CAS SSO row", lambda t: rss(t, ("cas_sso",)), "mb")
 
     widths = [max(len(r[i]) for r in rows + [header] if len(r) > 1) for i in range(len(header))]
     lines = []
@@ -1791,8 +1867,9 @@ def main() -> int:
             try:
                 for target in order:
                     try:
-                        server = (
-                            start_node(workdir, run_no) if target == "node" else start_campusid(target, workdir, run_no)
+                        starts = {"node": start_node, "mama": start_mama}
+                        server = starts.get(target, start_campusid)(
+                            *((target,) if target not in starts else ()), workdir, run_no
                         )
                     except Exception as exc:  # noqa: BLE001 - a target that cannot start fails the run, others go on
                         record_failure(target, "start", 0, {"errors": 1, "error_samples": [str(exc)[:1500]]})

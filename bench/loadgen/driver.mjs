@@ -315,6 +315,64 @@ async function newSession(client) {
   return jar;
 }
 
+// ---------------------------------------------------------------------------- CAS helpers
+// cfg.cas: { login, validate, service } (campusid's /cas/login and /cas/p3/serviceValidate, or a peer's)
+function casLoginForm(html) {
+  const byId = findForm(html, 'login-form');
+  if (byId) return byId;
+  // a peer's form without our id (django-mama-cas): the form that asks for a password
+  for (const m of html.matchAll(/<form\b[\s\S]*?<\/form>/gi)) {
+    if (/name\s*=\s*["']?password/i.test(m[0])) return findForm(m[0].replace(/<form\b/i, '<form id="found"'), 'found');
+  }
+  return null;
+}
+
+// /cas/login?service=… with the jar's session: a 302 to the service with a ticket. loginMode: the
+// login form is answered when it shows up (the first sign-in of a virtual user).
+async function casTicket(jar, loginMode) {
+  const { login, service } = cfg.cas;
+  let res = await http('GET', `${login}?${new URLSearchParams({ service })}`, { jar });
+  let lastWasPost = false;
+  for (let hop = 0; hop < 8; hop += 1) {
+    if (res.status === 302 || res.status === 303) {
+      if (lastWasPost && res.status !== 303 && res.status !== 302) fail(`POST answered ${res.status}`);
+      const next = new URL(res.headers.location, res.url);
+      if (next.href.startsWith(service)) {
+        const ticket = next.searchParams.get('ticket');
+        if (!ticket || !/^ST-[A-Za-z0-9-]+$/.test(ticket)) fail(`redirect to the service without a ticket: ${next.search}`);
+        return ticket;
+      }
+      if (next.origin !== res.url.origin) fail(`redirect to foreign origin ${next.origin}`);
+      res = await http('GET', next.href, { jar });
+      lastWasPost = false;
+      continue;
+    }
+    if (res.status === 200 && /<form/i.test(res.text)) {
+      if (!loginMode) fail(`session not honoured: a page at ${res.url.pathname}`);
+      const form = casLoginForm(res.text);
+      if (!form) fail(`no login form at ${res.url.pathname}`);
+      const body = new URLSearchParams(form.fields);
+      body.set('username', cfg.user.username);
+      body.set('password', cfg.user.password);
+      const action = new URL(form.action || res.url.href, res.url);
+      res = await http('POST', action.href, { jar, body: body.toString() });
+      lastWasPost = true;
+      continue;
+    }
+    fail(`unexpected ${res.status} at ${res.url.pathname}: ${res.text.slice(0, 200)}`);
+  }
+  return fail('too many redirects');
+}
+
+// /cas/p3/serviceValidate: a 200 whose cas:user is the bench user (or, `expectFailure`, a failure).
+async function casValidate(ticket, expectFailure = false) {
+  const q = new URLSearchParams({ service: cfg.cas.service, ticket });
+  const res = await http('GET', `${cfg.cas.validate}?${q}`);
+  if (res.status !== 200) fail(`validate: ${res.status}`);
+  const ok = res.text.includes(`<cas:user>${cfg.user.username}</cas:user>`);
+  if (expectFailure ? ok || !res.text.includes('authenticationFailure') : !ok) fail(`validate: ${res.text.slice(0, 300)}`);
+}
+
 // ---------------------------------------------------------------------------- load loop
 const now = () => performance.now();
 
@@ -533,6 +591,27 @@ const modes = {
     return { ...res, codes_minted: minted, mint_rate: mintRate, codes_left: codes.length - next };
   },
 
+  // CAS: one sign-in through the login form, its ticket validated once and refused the second time
+  async 'cas-check'() {
+    const ticket = await casTicket(new Jar(), true);
+    await casValidate(ticket);
+    await casValidate(ticket, true);
+    return {};
+  },
+
+  // CAS SSO: /cas/login with a session cookie -> 302 with a service ticket -> /cas/p3/serviceValidate
+  async 'cas-sso'() {
+    const jars = [];
+    for (let w = 0; w < cfg.concurrency; w += 1) {
+      const jar = new Jar();
+      await casValidate(await casTicket(jar, true)); // the virtual user's session
+      jars.push(jar);
+    }
+    return load(cfg.concurrency, async (w) => {
+      await casValidate(await casTicket(jars[w], false));
+    }, cfg);
+  },
+
   // trivial GET (the generator's own ceiling)
   async get() {
     const url = `${cfg.origin}${cfg.path || '/'}`;
@@ -548,7 +627,7 @@ const modes = {
 async function main() {
   let result;
   try {
-    if (cfg.mode !== 'get') await setup();
+    if (cfg.mode !== 'get' && !cfg.mode.startsWith('cas-')) await setup();
     result = await modes[cfg.mode]();
   } catch (err) {
     noteError(err);
