@@ -80,7 +80,23 @@ ENDPOINTS = [
     ("GET", "/api/v1/users"),
     ("PUT", "/api/v1/users/{username}/role"),
     ("GET", "/api/v1/openapi.json"),
+    ("GET", "/cas/login"),
+    ("GET", "/cas/logout"),
+    ("GET", "/cas/validate"),
+    ("GET", "/cas/serviceValidate"),
+    ("POST", "/cas/serviceValidate"),
+    ("GET", "/cas/p3/serviceValidate"),
+    ("GET", "/cas/proxyValidate"),
+    ("GET", "/cas/p3/proxyValidate"),
+    ("POST", "/cas/p3/proxyValidate"),
+    ("GET", "/cas/proxy"),
 ]
+# CAS's validation and proxy endpoints: every answer is a 200 with the protocol's body (Apereo CAS
+# Protocol 3.0.3 2.5.2), a refusal included; another method gets 405.
+CAS_ANSWERS = {
+    "/cas/validate", "/cas/serviceValidate", "/cas/p3/serviceValidate", "/cas/proxyValidate",
+    "/cas/p3/proxyValidate", "/cas/proxy",
+}  # fmt: skip
 # Where an error is the protocol's JSON (RFC 6749 5.2, RFC 7009 2.2.1, RFC 8628 3.2).
 JSON_ERRORS = {"/oauth/token", "/oauth/revoke", "/oauth/introspect", "/oauth/device_authorization"}
 NAMES = [
@@ -90,6 +106,7 @@ NAMES = [
     "interaction", "next", "response_mode", "request", "request_uri", "login_hint", "id_token_hint", "ui_locales",
     "claims", "acr_values", "client_secret", "assertion", "otp", "recovery_code", "factor", "session", "role",
     "name", "redirect_uris", "type", "before", "grant_scopes", "new_password", "current_password",
+    "service", "ticket", "renew", "gateway", "format", "pgtUrl", "pgt", "targetService", "url", "services",
 ]  # fmt: skip
 SUFFIXES = ["\x00", "%00", "'", '"><script>', "\r\nX: y", "\ud7ff", "\u202e", " ", "=", "A" * 5000]
 SPECIAL = ["", " ", "-1", "99999999999999999999", "1e309", "NaN", "true", "[]", "{}", "null"]

@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.corpus import ENDPOINTS, JSON_ERRORS, NAMES, SAFE, SPECIAL, SUFFIXES, fill, mutate
+from tests.fuzz.corpus import CAS_ANSWERS, ENDPOINTS, JSON_ERRORS, NAMES, SAFE, SPECIAL, SUFFIXES, fill, mutate
+from tests.idp.cas.helpers import SERVICE, cas_app, ticket_of
 from tests.idp.conftest import NATIVE_REDIRECT
 from tests.idp.helpers import PASSWORD, auth_params, callback_params, code_exchange, form_fields
 
@@ -50,6 +51,12 @@ class Real:
         ).json()
         self.access, self.refresh = tokens["access_token"], tokens["refresh_token"]
         self.session = dict(self.browser.cookies)
+        cas_app(idp)  # a CAS app, whose service and tickets are mixed in too
+
+    def fresh_ticket(self) -> str:
+        """A new CAS service ticket from the browser's session (SSO)."""
+        r = self.browser.get("/cas/login", params={"service": SERVICE})
+        return ticket_of(r.headers["location"]) if r.status_code == 302 else "ST-none"
 
     def fresh_code(self) -> tuple[str, str]:
         """A new code from the browser's session (SSO) and its verifier."""
@@ -62,7 +69,7 @@ class Real:
         return [
             self.idp.native_id, self.idp.web_id, NATIVE_REDIRECT, "code", "openid profile", "S256",
             "authorization_code", "refresh_token", self.access, self.refresh, "none", "login consent", "0", "allow",
-            "deny",
+            "deny", SERVICE, "true", "JSON", "https://portal.example.edu/portal/pgt",
         ]  # fmt: skip
 
 
@@ -102,6 +109,9 @@ def requests(draw, real: Real):
             ("code_verifier", verifier),
         ]
         pairs = base + pairs[: draw(st.integers(0, 3))]
+    if path in CAS_ANSWERS and path != "/cas/proxy" and draw(st.booleans()):
+        ticket = real.fresh_ticket()  # a real, unused ticket, mutated or not, with the real service
+        pairs = [("service", SERVICE), ("ticket", draw(mutations(ticket)))] + pairs[: draw(st.integers(0, 3))]
     encoded = urlencode(pairs).encode()
     if draw(st.integers(0, 5)) == 0:  # non-UTF-8: raw bytes, or percent-encoded invalid sequences
         junk = draw(st.binary(min_size=1, max_size=40))
@@ -171,6 +181,12 @@ def test_fuzzed_requests_get_protocol_answers_never_a_5xx(idp, real, caplog):
         assert "Traceback" not in r.text
         if path in JSON_ERRORS and r.status_code in (400, 401):
             assert "error" in r.json(), r.text[:300]
+        if path in CAS_ANSWERS and r.status_code != 405:  # the protocol's answer, a refusal included
+            assert r.status_code == 200 and (
+                "<cas:serviceResponse" in r.text
+                or '"serviceResponse"' in r.text
+                or r.text in ("no\n\n", "yes\nalice\n")
+            ), (path, r.status_code, r.text[:300])
         if path == "/oauth/userinfo" and r.status_code == 401:
             assert r.headers["www-authenticate"].startswith("Bearer")
 
