@@ -67,3 +67,34 @@ def registration_args(face: Registration, app_type: str, given: dict) -> dict:
         elif value:
             raise ValidationFailed(f"a {app_type} app has no {name.replace('_', ' ')}")
     return out
+
+
+def given_registration(
+    *,
+    redirect_uris=None,
+    sector_identifier_uri=None,
+    post_logout_redirect_uris=None,
+    backchannel_logout_uri=None,
+    grant_types=None,
+    services=None,
+) -> dict:
+    """What a new app or a revision gives of every face's fields (absent lists empty), for
+    `registration_args` to pass each face what it takes."""
+    return {
+        "redirect_uris": list(redirect_uris or ()),
+        "sector_identifier_uri": sector_identifier_uri,
+        "post_logout_redirect_uris": post_logout_redirect_uris,
+        "backchannel_logout_uri": backchannel_logout_uri,
+        "grant_types": grant_types,
+        "services": list(services or ()),
+    }
+
+
+def known_grant_types(known: tuple[str, ...], grant_types: Iterable[str] | None) -> list[str]:
+    """Grant types asked for or granted, each once in the order given; ValidationFailed names any
+    that `known` (a face's) does not hold."""
+    out = list(dict.fromkeys(grant_types or ()))
+    unknown = [g for g in out if g not in known]
+    if unknown:
+        raise ValidationFailed(f"unknown grant type(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    return out

@@ -8,7 +8,7 @@ import time
 from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
-from campusid.idp.apps.registrations import registration_args
+from campusid.idp.apps.registrations import given_registration, registration_args
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.store.rows import ClientConfig, ClientEvent
 
@@ -48,14 +48,14 @@ class RevisionsMixin:
         face = self.registrations.of(app.type)
         new_scopes = face.bundles(scopes)
         rules.check_app(name, new_scopes)
-        given = {
-            "redirect_uris": list(redirect_uris or ()),
-            "sector_identifier_uri": sector_identifier_uri,
-            "post_logout_redirect_uris": post_logout_redirect_uris,
-            "backchannel_logout_uri": backchannel_logout_uri,
-            "grant_types": grant_types,
-            "services": list(services or ()),
-        }
+        given = given_registration(
+            redirect_uris=redirect_uris,
+            sector_identifier_uri=sector_identifier_uri,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            backchannel_logout_uri=backchannel_logout_uri,
+            grant_types=grant_types,
+            services=services,
+        )
         registered = face.check(app.type, **registration_args(face, app.type, given))
         now = _now()
         revision = {

@@ -14,7 +14,7 @@ from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
 from campusid.idp.apps.queries import QueriesMixin, _event_view, _revision_view
-from campusid.idp.apps.registrations import Registrations, registration_args
+from campusid.idp.apps.registrations import Registrations, given_registration, registration_args
 from campusid.idp.apps.revisions import RevisionsMixin
 from campusid.idp.apps.states import (
     ACTIVE,
@@ -158,14 +158,14 @@ class AppService(RevisionsMixin, QueriesMixin):
         face = self.registrations.of(app_type)
         requested = face.bundles(list(scopes or ()))
         rules.check_app(name, requested)
-        given = {
-            "redirect_uris": list(redirect_uris or ()),
-            "sector_identifier_uri": sector_identifier_uri,
-            "post_logout_redirect_uris": post_logout_redirect_uris,
-            "backchannel_logout_uri": backchannel_logout_uri,
-            "grant_types": grant_types,
-            "services": list(services or ()),
-        }
+        given = given_registration(
+            redirect_uris=redirect_uris,
+            sector_identifier_uri=sector_identifier_uri,
+            post_logout_redirect_uris=post_logout_redirect_uris,
+            backchannel_logout_uri=backchannel_logout_uri,
+            grant_types=grant_types,
+            services=services,
+        )
         registered = face.check(app_type, **registration_args(face, app_type, given))
         reasons = rules.check_justifications(requested, justifications) if justifications is not None else {}
         owner_row = await self._user(owner, "owner")

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from campusid.idp import release
 from campusid.idp.apps.errors import ValidationFailed
+from campusid.idp.apps.registrations import known_grant_types
 from campusid.idp.cas.rules.services import canonical, registration_problem
 
 MAX_SERVICES = 20
@@ -49,8 +50,4 @@ class CASRegistration:
         }
 
     def check_grant_types(self, grant_types: Iterable[str] | None) -> list[str]:
-        out = list(dict.fromkeys(grant_types or ()))
-        unknown = [g for g in out if g not in self.grant_types]
-        if unknown:
-            raise ValidationFailed(f"unknown grant type(s): {', '.join(unknown)}; known: {', '.join(self.grant_types)}")
-        return out
+        return known_grant_types(self.grant_types, grant_types)
