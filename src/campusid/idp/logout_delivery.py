@@ -85,7 +85,9 @@ class NoticeSender:
         self._clock = clock
         self.poll_interval = poll_interval
         self._timeout = timeout
-        self._verify = verify  # httpx's `verify`: True (the system's CAs) or an SSL context
+        # httpx's `verify`: True (the system's CAs), an SSL context, or a function that makes one at
+        # the first POST (loading a CA bundle costs memory a worker that never posts would not spend)
+        self._verify = verify
         # One event per running drain loop: an asyncio.Event belongs to the event loop that first
         # waits on it, and an app served twice at once (two test clients, two loops) runs two.
         self._wakes: set[asyncio.Event] = set()
@@ -105,9 +107,8 @@ class NoticeSender:
             import httpx
 
             timeout = httpx.Timeout(self._timeout, connect=min(self._timeout, CONNECT_TIMEOUT))
-            self._http = httpx.AsyncClient(
-                timeout=timeout, follow_redirects=False, trust_env=False, verify=self._verify
-            )
+            verify = self._verify() if callable(self._verify) else self._verify
+            self._http = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False, verify=verify)
         return self._http
 
     async def close(self) -> None:

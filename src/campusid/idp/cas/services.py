@@ -32,9 +32,17 @@ def trust(ca_file: str | None) -> ssl.SSLContext:
 class CASServices:
     sealer: Sealer
     slo: SingleLogoutSender
-    tls: ssl.SSLContext
+    ca_file: str | None
     ticket_ttl: int
     _callbacks: dict = field(default_factory=dict)
+    _tls: ssl.SSLContext | None = None
+
+    def tls(self) -> ssl.SSLContext:
+        """The TLS trust of proxy callbacks and single logout, made at its first use (loading the
+        system's CA bundle costs each worker memory that a campus without proxies never needs)."""
+        if self._tls is None:
+            self._tls = trust(self.ca_file)
+        return self._tls
 
     def callbacks(self) -> httpx.AsyncClient:
         """The client of proxy callbacks (one per event loop; no redirects, no proxy from the
@@ -50,7 +58,7 @@ class CASServices:
                 timeout=httpx.Timeout(CALLBACK_TIMEOUT),
                 follow_redirects=False,
                 trust_env=False,
-                verify=self.tls,
+                verify=self.tls(),
             )
         return client
 
@@ -63,13 +71,14 @@ class CASServices:
 def build(ctx: Context) -> CASServices:
     settings = ctx.settings
     sealer = Sealer(settings.secret_key, SEAL_PURPOSE)
-    tls = trust(settings.cas_proxy_ca_file)
-    return CASServices(
+    services = CASServices(
         sealer=sealer,
-        slo=SingleLogoutSender(ctx.store, ctx.events, sealer, verify=tls),
-        tls=tls,
+        slo=SingleLogoutSender(ctx.store, ctx.events, sealer),
+        ca_file=settings.cas_proxy_ca_file,
         ticket_ttl=settings.cas_ticket_ttl,
     )
+    services.slo.trust(services.tls)  # made at the first single logout POST
+    return services
 
 
 def cas(ctx: Context) -> CASServices:

@@ -37,6 +37,10 @@ class SingleLogoutSender(NoticeSender):
         super().__init__(store, events, **options)
         self._sealer = sealer
 
+    def trust(self, verify) -> None:
+        """The TLS trust of its POSTs (a function that makes the SSL context at the first one)."""
+        self._verify = verify
+
     async def compose(self, notice: LogoutNotice, now: int) -> Message | None:
         ticket = open_ticket(self._sealer, notice.session_index or "")
         user = await self._store.users.get(notice.user_id)
