@@ -1,4 +1,4 @@
-"""Real CAS clients written by others against `campusid serve` (DESIGN 12): Apache's mod_auth_cas
+"""Real CAS clients written by others against `campusid serve` (docs/cas.md): Apache's mod_auth_cas
 (Debian's libapache2-mod-auth-cas) protecting a page through /serviceValidate and through
 /p3/serviceValidate, with a CASRenew location; the python-cas library; phpCAS (Debian's php-cas)
 on PHP's built-in server. Each signs a student in through the real login form, receives the

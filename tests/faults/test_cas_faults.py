@@ -1,4 +1,4 @@
-"""PostgreSQL restarted under CAS load (DESIGN 12, as DESIGN 5 asks of every flow): `campusid serve
+"""PostgreSQL restarted under CAS load (docs/cas.md, as every flow must: docs/security.md): `campusid serve
 --workers 2` on a PostgreSQL cluster of the test's own, browsers signing in to a CAS app with their
 session and each ticket validated by two validators at once. While the database is down the
 validation endpoints answer INTERNAL_ERROR inside a 200 body (the protocol's way, never a 500) and

@@ -61,13 +61,15 @@ def test_management_api_conforms_to_its_openapi_document(console, username):
 
 
 def test_the_document_states_what_the_workflow_refuses(console):
-    """What the review workflow refuses whatever the app (an empty or blank name or feedback, no
-    redirect URI) is in the schema, so a client generated from it cannot send it."""
+    """What the review workflow refuses whatever the app (an empty or blank name or feedback) is in
+    the schema, so a client generated from it cannot send it; an app's redirect URIs or CAS services
+    are each at most 20 (which of them an app needs depends on its type: the workflow says)."""
     schemas = console.client().get("/api/v1/openapi.json").json()["components"]["schemas"]
     for model in ("AppCreate", "Revision"):
         name = schemas[model]["properties"]["name"]
         assert name["minLength"] == 1 and name["pattern"] == r"\S"
-        assert schemas[model]["properties"]["redirect_uris"]["minItems"] == 1
+        assert schemas[model]["properties"]["redirect_uris"]["maxItems"] == 20
+        assert schemas[model]["properties"]["services"]["maxItems"] == 20
     feedback = schemas["Reject"]["properties"]["feedback"]
     assert feedback["minLength"] == 1 and feedback["pattern"] == r"\S"
     client = sign_in(console, "dev")

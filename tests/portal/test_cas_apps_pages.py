@@ -1,4 +1,4 @@
-"""CAS apps in the developer portal, the review console and the JSON API (DESIGN 12): a developer
+"""CAS apps in the developer portal, the review console and the JSON API (docs/cas.md): a developer
 registers services; the reviewer sees each service checked against the service rule, the CAS
 attributes the scopes release and the proxy grant; the API takes and shows `services`."""
 

@@ -56,7 +56,7 @@ REQUESTS = Histogram(
     registry=REGISTRY,
 )
 
-# CAS (DESIGN 12): validations by endpoint and outcome (`success` or the CAS error code), tickets
+# CAS (docs/cas.md): validations by endpoint and outcome (`success` or the CAS error code), tickets
 # issued by kind. Both label sets are fixed (idp/cas/rules: the endpoints, the codes, the kinds).
 CAS_VALIDATIONS = Counter(
     "campusid_cas_validations",

@@ -1,4 +1,4 @@
-"""CAS apps through the one review (DESIGN 3.6 and 12): `apps create --type cas --service URL…`,
+"""CAS apps through the one review (docs/cas.md): `apps create --type cas --service URL…`,
 `apps show` with `services` and `grant_types`, `apps edit --service`, `apps approve --grant-type
 cas_proxy`, a revision of an active app's services; refusals say what is wrong."""
 

@@ -1,4 +1,4 @@
-"""Bad input on every CAS endpoint (DESIGN 12): duplicated, oversized, non-UTF-8 and hostile values
+"""Bad input on every CAS endpoint (docs/cas.md): duplicated, oversized, non-UTF-8 and hostile values
 answer the protocol's error — INVALID_REQUEST (or the code the checks reach) in a 200 body on the
 validation and proxy endpoints, the HTML 400 page on /cas/login and /cas/logout — never a 500, a
 traceback or a redirect to what was sent."""

@@ -1,4 +1,4 @@
-"""/cas/login (DESIGN 12): renew, gateway, services refused with a 400 page and never a redirect,
+"""/cas/login (docs/cas.md): renew, gateway, services refused with a 400 page and never a redirect,
 the signed-in page without a service, one SSO session with OIDC both ways, MFA by policy and by
 the app's review, the login limit (429 with Retry-After), login_success with the CAS client_id."""
 

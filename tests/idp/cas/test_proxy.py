@@ -1,4 +1,4 @@
-"""Proxy granting (DESIGN 12): pgtUrl https, PKIX-trusted (system CAs plus CAMPUSID_CAS_PROXY_CA_FILE),
+"""Proxy granting (docs/cas.md): pgtUrl https, PKIX-trusted (system CAs plus CAMPUSID_CAS_PROXY_CA_FILE),
 one of the app's services, called back before the answer with pgtIou and pgtId; /proxy gives a PT;
 /proxyValidate lists cas:proxies; the grant only for apps whose review granted cas_proxy."""
 

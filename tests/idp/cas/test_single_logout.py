@@ -1,4 +1,4 @@
-"""CAS single logout (DESIGN 12, delivered as DESIGN 10): every way a session ends (/cas/logout,
+"""CAS single logout (docs/cas.md, delivered as docs/logout.md): every way a session ends (/cas/logout,
 /logout, the account page, disabling the user, suspending the app) POSTs `logoutRequest` — a SAML
 2.0 samlp:LogoutRequest naming the user and the validated ticket — to each validated ticket's
 service; retried on the schedule, each failure a `logout_delivery_failed` event; the page never

@@ -1,4 +1,4 @@
-"""The validation endpoints (DESIGN 12): single use (any attempt, failed ones included), replay,
+"""The validation endpoints (docs/cas.md): single use (any attempt, failed ones included), replay,
 INVALID_SERVICE consuming the ticket, renew, an app no longer active, attributes exactly by granted
 scope (XML-special characters escaped), JSON, CAS 1.0 text, 2.0 and p3 alike."""
 

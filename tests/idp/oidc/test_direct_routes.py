@@ -40,6 +40,9 @@ def test_the_direct_table_is_the_route_tables_hot_entries(idp_env, issuer):
         ("POST", "/login"),
         ("POST", "/oauth/token"),
         ("GET", "/oauth/userinfo"),
+        ("GET", "/cas/login"),
+        ("GET", "/cas/serviceValidate"),
+        ("GET", "/cas/p3/serviceValidate"),
     }
     assert direct == {(m, prefix + p): routed[(m, prefix + p)] for m, p in hot}
     app.state.ctx.store.close()

@@ -120,7 +120,7 @@ class AppService(RevisionsMixin, QueriesMixin):
                 for e in await self._store.apps.events(client_id)
             ],
         }
-        if app.type == "cas":  # a CAS app's registration (DESIGN 12): its services, no secret
+        if app.type == "cas":  # a CAS app's registration (docs/cas.md): its services, no secret
             shown["services"] = list(app.services)
             shown["token_endpoint_auth_method"] = None
         return shown

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
 NAME = "cas"
-CALLBACK_TIMEOUT = 5.0  # seconds for a whole proxy callback (DESIGN: 5 s)
+CALLBACK_TIMEOUT = 5.0  # seconds for a whole proxy callback (docs/cas.md)
 
 
 def trust(ca_file: str | None) -> ssl.SSLContext:
