@@ -91,7 +91,7 @@ def main() -> int:
     from campusid.desktop.config import DesktopSettings
     from campusid.desktop.core import DesktopCore
     from campusid.desktop.gui.app import DesktopApp
-    from campusid.desktop.gui.i18n import Texts
+    from campusid.i18n import translator
 
     keyring.set_keyring(keyring.backends.fail.Keyring())  # never the real keyring
     app = QApplication([sys.argv[0]])
@@ -108,9 +108,8 @@ def main() -> int:
             issuer = info["issuer"]
             settings = DesktopSettings(issuer=issuer, records_url=issuer + "/records/v1", data_dir=Path(tmp) / "d")
             token = secrets.token_urlsafe(32)
-            desktop = DesktopApp(
-                DesktopCore(settings), BridgeSettings(token=token, port=0), None, texts=Texts(args.lang), tray=False
-            )
+            bridge = BridgeSettings(token=token, port=0)
+            desktop = DesktopApp(DesktopCore(settings), bridge, None, texts=translator(args.lang), tray=False)
             desktop.start()
             window = desktop.window
             window.resize(1120, 720)

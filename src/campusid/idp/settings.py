@@ -17,6 +17,8 @@ from pathlib import Path
 import platformdirs
 from limits import parse as parse_rate
 
+from campusid import i18n
+from campusid.idp.brand import BrandSettings, BrandSettingsError, load_brand_settings
 from campusid.idp.directory_settings import DirectorySettings, DirectorySettingsError, load_directory_settings
 from campusid.idp.issuer import Issuer, canonical_issuer
 
@@ -61,6 +63,7 @@ class Settings:
     directory: DirectorySettings | None = None  # CAMPUSID_LDAP_*: sign-in against LDAP / AD
     # Roles that must sign in with a second factor (docs/mfa.md); empty: none.
     mfa_required_roles: tuple[str, ...] = ("admin",)
+    brand: BrandSettings = field(default_factory=BrandSettings)  # CAMPUSID_BRAND_*: the university's face
     extra: dict = field(default_factory=dict)
 
     @property
@@ -221,6 +224,10 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
     try:
         values["directory"] = load_directory_settings(get)
     except DirectorySettingsError as exc:
+        raise SettingsError(str(exc)) from None
+    try:
+        values["brand"] = load_brand_settings(get, i18n.locales())
+    except BrandSettingsError as exc:
         raise SettingsError(str(exc)) from None
     return Settings(
         issuer=issuer,

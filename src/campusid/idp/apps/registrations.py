@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from campusid.i18n import N_
 from campusid.idp.apps.errors import ValidationFailed
 
 
@@ -50,5 +51,5 @@ class Registrations:
     def of(self, app_type: str) -> Registration:
         face = self._by_type.get(app_type)
         if face is None:
-            raise ValidationFailed(f"type must be {' or '.join(self.types) or 'a registered type'}")
+            raise ValidationFailed(N_("type must be %(types)s", types=" or ".join(self.types) or "a registered type"))
         return face

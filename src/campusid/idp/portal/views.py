@@ -3,18 +3,17 @@ Templates stay free of rules; the rules stay in the service."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from campusid.idp import release
 from campusid.idp.oidc.registration import OIDCRegistration
 from campusid.idp.oidc.rules.redirect_uri import registration_problem
+from campusid.idp.portal import labels
 
 MAX_URIS_FIELD = 20 * 2000
 
 
-def history(events: list[dict], t: Callable[[str], str]) -> list[dict]:
-    """Newest first, with translated action names; feedback stays exactly as the reviewer wrote it."""
-    return [{**e, "label": t(f"action.{e['action']}")} for e in reversed(events)]
+def history(events: list[dict]) -> list[dict]:
+    """Newest first, with the actions' names (labels.py); feedback stays exactly as the reviewer wrote it."""
+    return [{**e, "label": labels.action.get(e["action"], e["action"])} for e in reversed(events)]
 
 
 def scope_rows(config: dict, granted: list[str] | None = None) -> list[dict]:
