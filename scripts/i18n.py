@@ -36,8 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from i18n_lint import unmarked  # noqa: E402 - the script's own module, beside it
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "src" / "campusid"
-LOCALE_DIR = SRC / "i18n" / "locale"
 DOMAIN = "campusid"
 SOURCE_LOCALE = "en"  # the msgids are English: its catalogue is filled from them
 
@@ -45,8 +43,6 @@ SOURCE_LOCALE = "en"  # the msgids are English: its catalogue is filled from the
 # and where unmarked text is not allowed: every template, and the modules that put text on pages
 # (the shared pages, the HTTP plumbing, the consoles, each protocol face — any package of
 # src/campusid/idp with a face.py — the desktop window and the example web client).
-PYTHON_SOURCES = (SRC, ROOT / "examples" / "web_client")
-TEMPLATE_SOURCES = (SRC / "idp" / "web" / "templates", ROOT / "examples" / "web_client" / "templates")
 HANDLER_DIRS = ("idp/pages", "idp/web", "idp/portal", "idp/admin", "desktop/gui")
 HANDLER_FILES = ("idp/app.py", "idp/ratelimit.py")
 KEYWORDS = {
@@ -60,59 +56,121 @@ KEYWORDS = {
 JINJA_OPTIONS = {"extensions": "jinja2.ext.i18n", "trimmed": "true", "newstyle_gettext": "true"}
 WIDTH = 116
 FIXED_DATE = datetime(2026, 12, 1, tzinfo=UTC)  # the header's dates: no churn at each update
+HEADER = """\
+# campusid's user-facing text: %(language)s.
+# Made by scripts/i18n.py update from the marked text of the sources; edit the msgstr lines only.
+#"""
 
 
-def _relative(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+class Project:
+    """The checkout (or a copy of it, `root`): its sources and catalogues."""
+
+    def __init__(self, root: Path = ROOT) -> None:
+        self.root = root
+        self.src = root / "src" / "campusid"
+        self.locale_dir = self.src / "i18n" / "locale"
+        self.web_client = root / "examples" / "web_client"
+
+    def relative(self, path: Path) -> str:
+        return str(path.relative_to(self.root))
+
+    def python_files(self) -> list[Path]:
+        files = [*self.src.rglob("*.py"), *self.web_client.rglob("*.py")]
+        return sorted(p for p in files if "migrations" not in p.relative_to(self.root).parts)
+
+    def template_files(self) -> list[Path]:
+        tops = (self.src / "idp" / "web" / "templates", self.web_client / "templates")
+        return sorted(p for top in tops for p in top.rglob("*.html"))
+
+    def handler_files(self) -> list[Path]:
+        """The modules that put text on pages: HANDLER_DIRS, HANDLER_FILES, each face (found by its
+        face.py) and the example web client."""
+        faces = [p.parent for p in (self.src / "idp").glob("*/face.py")]
+        dirs = [self.src / d for d in HANDLER_DIRS] + faces + [self.web_client]
+        files = {p for d in dirs for p in d.rglob("*.py")} | {self.src / f for f in HANDLER_FILES}
+        return sorted(files)
+
+    def extract(self) -> Catalog:
+        """Every marked text of the sources, with where it is (file:line)."""
+        catalog = Catalog(domain=DOMAIN, project="campusid", creation_date=FIXED_DATE, charset="utf-8")
+        sources = [(p, "python", {}) for p in self.python_files()]
+        sources += [(p, "jinja2", JINJA_OPTIONS) for p in self.template_files()]
+        for path, method, options in sources:
+            for line, message, comments, context in extract_from_file(
+                method, str(path), keywords=KEYWORDS, options=options, strip_comment_tags=True
+            ):
+                catalog.add(message, None, [(self.relative(path), line)], auto_comments=comments, context=context)
+        return catalog
+
+    def po_path(self, locale: str) -> Path:
+        return self.locale_dir / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+    def mo_path(self, locale: str) -> Path:
+        return self.po_path(locale).with_suffix(".mo")
+
+    def locales(self) -> list[str]:
+        return sorted(p.parent.parent.name for p in self.locale_dir.glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
+
+    def read(self, locale: str) -> Catalog:
+        with self.po_path(locale).open("rb") as handle:
+            return read_po(handle, locale=locale, domain=DOMAIN)
+
+    def update(self, locales: Iterable[str]) -> None:
+        for locale in locales:
+            template = self.extract()  # a fresh one each time: a catalogue's update takes its messages
+            path = self.po_path(locale)
+            if path.exists():
+                catalog = self.read(locale)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                catalog = Catalog(locale=locale, domain=DOMAIN)
+            catalog.update(template, no_fuzzy_matching=True, update_creation_date=False)
+            catalog.project, catalog.version = "campusid", "1"
+            catalog.msgid_bugs_address = "README.md"
+            catalog.revision_date = catalog.creation_date = FIXED_DATE
+            catalog.last_translator = catalog.language_team = "campusid"
+            catalog.header_comment = HEADER % {"language": catalog.locale.english_name}
+            catalog.fuzzy = False
+            if locale == SOURCE_LOCALE:
+                _fill_source(catalog)
+            path.write_bytes(_po_bytes(catalog))
+            print(f"{self.relative(path)}: {len(catalog)} texts")
+
+    def compile(self) -> None:
+        for locale in self.locales():
+            self.mo_path(locale).write_bytes(_mo_bytes(self.read(locale)))
+            print(f"{self.relative(self.mo_path(locale))}: compiled")
+
+    def problems(self) -> list[str]:
+        """Everything `check` reports, one line each (file:line: what)."""
+        found = [str(u) for u in unmarked(self.template_files() + self.handler_files(), self.root)]
+        template = self.extract()
+        for locale in self.locales():
+            catalog = self.read(locale)
+            found += [f"{where}: no {locale} translation: {text!r}" for where, text in _untranslated(template, catalog)]
+            for message, errors in catalog.check():
+                found += [f"{self.relative(self.po_path(locale))}: {message.id!r}: {error}" for error in errors]
+            mo = self.mo_path(locale)
+            if not mo.exists() or mo.read_bytes() != _mo_bytes(catalog):
+                found.append(f"{self.relative(mo)}: out of date with its .po (run: scripts/i18n.py compile)")
+        return found
 
 
-def python_files() -> list[Path]:
-    skip = ("migrations",)
-    return sorted(
-        p for top in PYTHON_SOURCES for p in top.rglob("*.py") if not set(skip) & set(p.relative_to(ROOT).parts)
-    )
+def _strings(message) -> tuple[str, ...]:
+    return message.string if isinstance(message.string, tuple) else (message.string,)
 
 
-def template_files() -> list[Path]:
-    return sorted(p for top in TEMPLATE_SOURCES for p in top.rglob("*.html"))
-
-
-def handler_files() -> list[Path]:
-    """The modules that put text on pages: see HANDLER_DIRS; each face is found by its face.py."""
-    faces = [p.parent for p in (SRC / "idp").glob("*/face.py")]
-    dirs = [SRC / d for d in HANDLER_DIRS] + faces
-    files = {p for d in dirs for p in d.rglob("*.py")} | {SRC / f for f in HANDLER_FILES}
-    files |= set((ROOT / "examples" / "web_client").rglob("*.py"))
-    return sorted(files)
-
-
-def extract() -> Catalog:
-    """Every marked text of the sources, with where it is (file:line)."""
-    catalog = Catalog(domain=DOMAIN, project="campusid", creation_date=FIXED_DATE, charset="utf-8")
-    sources = [(p, "python", {}) for p in python_files()] + [(p, "jinja2", JINJA_OPTIONS) for p in template_files()]
-    for path, method, options in sources:
-        for line, message, comments, context in extract_from_file(
-            method, str(path), keywords=KEYWORDS, options=options, strip_comment_tags=True
-        ):
-            catalog.add(message, None, [(_relative(path), line)], auto_comments=comments, context=context)
-    return catalog
-
-
-def po_path(locale: str) -> Path:
-    return LOCALE_DIR / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
-
-
-def mo_path(locale: str) -> Path:
-    return po_path(locale).with_suffix(".mo")
-
-
-def catalogue_locales() -> list[str]:
-    return sorted(p.parent.parent.name for p in LOCALE_DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
-
-
-def read(locale: str) -> Catalog:
-    with po_path(locale).open("rb") as handle:
-        return read_po(handle, locale=locale, domain=DOMAIN)
+def _untranslated(template: Catalog, catalog: Catalog) -> list[tuple[str, str]]:
+    """(where, the text) of each marked text `catalog` does not translate (or only fuzzily)."""
+    out = []
+    for message in template:
+        if not message.id:
+            continue
+        have = catalog.get(message.id, context=message.context)
+        if have is None or not all(_strings(have)) or "fuzzy" in have.flags:
+            where = ", ".join(f"{file}:{line}" for file, line in message.locations[:3])
+            out.append((where, message.id[0] if isinstance(message.id, tuple) else message.id))
+    return out
 
 
 def _po_bytes(catalog: Catalog) -> bytes:
@@ -130,92 +188,34 @@ def _mo_bytes(catalog: Catalog) -> bytes:
 def _fill_source(catalog: Catalog) -> None:
     """The English catalogue says what the source says (a university may reword it there)."""
     for message in catalog:
-        if not message.id or message.string and (not isinstance(message.string, tuple) or all(message.string)):
-            continue
-        message.string = tuple(message.id) if isinstance(message.id, tuple) else message.id
-        message.flags.discard("fuzzy")
-
-
-HEADER = """\
-# campusid's user-facing text: %(language)s.
-# Made by scripts/i18n.py update from the marked text of the sources; edit the msgstr lines only.
-#"""
-
-
-def update(locales: Iterable[str]) -> None:
-    for locale in locales:
-        template = extract()  # a fresh one each time: a catalogue's update takes its messages
-        path = po_path(locale)
-        if path.exists():
-            catalog = read(locale)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            catalog = Catalog(locale=locale, domain=DOMAIN)
-        catalog.update(template, no_fuzzy_matching=True, update_creation_date=False)
-        catalog.project, catalog.version = "campusid", "1"
-        catalog.msgid_bugs_address = "README.md"
-        catalog.revision_date = catalog.creation_date = FIXED_DATE
-        catalog.last_translator = catalog.language_team = "campusid"
-        catalog.header_comment = HEADER % {"language": catalog.locale.english_name}
-        catalog.fuzzy = False
-        if locale == SOURCE_LOCALE:
-            _fill_source(catalog)
-        path.write_bytes(_po_bytes(catalog))
-        print(f"{_relative(path)}: {len(catalog)} texts")
-
-
-def compile_all() -> None:
-    for locale in catalogue_locales():
-        mo_path(locale).write_bytes(_mo_bytes(read(locale)))
-        print(f"{_relative(mo_path(locale))}: compiled")
+        if message.id and not all(_strings(message)):
+            message.string = tuple(message.id) if isinstance(message.id, tuple) else message.id
+            message.flags.discard("fuzzy")
 
 
 def translated(catalog: Catalog) -> int:
-    def done(message) -> bool:
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
-        return bool(message.id) and all(strings) and "fuzzy" not in message.flags
-
-    return sum(1 for message in catalog if done(message))
-
-
-def problems() -> list[str]:
-    """Everything `check` reports, one line each (file:line: what)."""
-    found = [str(u) for u in unmarked(template_files() + handler_files(), ROOT)]
-    template = extract()
-    for locale in catalogue_locales():
-        catalog = read(locale)
-        for message in template:
-            if not message.id:
-                continue
-            have = catalog.get(message.id, context=message.context)
-            strings = () if have is None else have.string if isinstance(have.string, tuple) else (have.string,)
-            if have is None or not all(strings) or "fuzzy" in have.flags:
-                where = ", ".join(f"{file}:{line}" for file, line in message.locations[:3])
-                text = message.id[0] if isinstance(message.id, tuple) else message.id
-                found.append(f"{where}: no {locale} translation: {text!r}")
-        for message, errors in catalog.check():
-            for error in errors:
-                found.append(f"{_relative(po_path(locale))}: {message.id!r}: {error}")
-        if not mo_path(locale).exists() or mo_path(locale).read_bytes() != _mo_bytes(catalog):
-            found.append(f"{_relative(mo_path(locale))}: out of date with its .po (run: scripts/i18n.py compile)")
-    return found
+    return sum(1 for m in catalog if m.id and all(_strings(m)) and "fuzzy" not in m.flags)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["update", "compile", "check", "stats"])
     parser.add_argument("--locale", action="append", help="update only these catalogues (update)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this script's)")
     args = parser.parse_args(argv)
+    project = Project(args.root.resolve())
+    if not project.src.is_dir():
+        parser.error(f"{args.root} holds no src/campusid: give the checkout with --root")
     if args.command == "update":
-        update(args.locale or catalogue_locales() or [SOURCE_LOCALE])
+        project.update(args.locale or project.locales() or [SOURCE_LOCALE])
     elif args.command == "compile":
-        compile_all()
+        project.compile()
     elif args.command == "stats":
-        total = len([m for m in extract() if m.id])
-        for locale in catalogue_locales():
-            print(f"{locale}: {translated(read(locale))} of {total} texts translated")
+        total = len([m for m in project.extract() if m.id])
+        for locale in project.locales():
+            print(f"{locale}: {translated(project.read(locale))} of {total} texts translated")
     else:
-        found = problems()
+        found = project.problems()
         for line in found:
             print(line)
         if found:
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
-        print(f"user-facing text: every text marked and translated in {', '.join(catalogue_locales())}")
+        print(f"user-facing text: every text marked and translated in {', '.join(project.locales())}")
     return 0
 
 
