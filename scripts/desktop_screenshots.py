@@ -36,13 +36,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_demo(data_dir: Path) -> tuple[subprocess.Popen[str], dict]:
+def start_demo(data_dir: Path, **settings: str) -> tuple[subprocess.Popen[str], dict]:
+    """`campusid demo` on a free port with its data in `data_dir` (and `settings`, CAMPUSID_* values),
+    answering; its process and the JSON line it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAMPUSID_", "APP_BRIDGE_"))}
     env.update(
         CAMPUSID_DATA_DIR=str(data_dir),
         CAMPUSID_SECRET_KEY=secrets.token_urlsafe(48),
         CAMPUSID_ARGON2_MEMORY_COST="8192",
         CAMPUSID_ARGON2_TIME_COST="1",
+        **settings,
     )
     process = subprocess.Popen(
         [str(BIN / "campusid"), "demo", "--port", str(free_port()), "--json"],

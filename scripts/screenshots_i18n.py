@@ -19,23 +19,18 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import json
-import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-import httpx
 import pyotp
+from desktop_screenshots import start_demo  # the script beside this one: a demo on a free port
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 CHROMIUM = "/usr/bin/chromium"  # as tests/conftest.py launches it
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LANGUAGES = {"en": "en-US", "zh-CN": "zh-CN"}  # the file suffix -> the browser's locale
@@ -48,45 +43,17 @@ LOGO = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64"
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_demo(data_dir: Path) -> tuple[subprocess.Popen[str], dict]:
-    logo = data_dir / "logo.svg"
+def start_branded_demo(data_dir: Path) -> tuple[subprocess.Popen[str], dict]:
     data_dir.mkdir(parents=True, exist_ok=True)
+    logo = data_dir / "logo.svg"
     logo.write_text(LOGO)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CAMPUSID_", "APP_BRIDGE_"))}
-    env.update(
-        CAMPUSID_DATA_DIR=str(data_dir),
-        CAMPUSID_SECRET_KEY=secrets.token_urlsafe(48),
-        CAMPUSID_ARGON2_MEMORY_COST="8192",
-        CAMPUSID_ARGON2_TIME_COST="1",
+    return start_demo(
+        data_dir,
         CAMPUSID_BRAND_NAME="Example University",
         CAMPUSID_BRAND_NAME_ZH_CN="示例大学",
         CAMPUSID_BRAND_LOGO=str(logo),
         CAMPUSID_BRAND_COLOR="#8b0012",
     )
-    process = subprocess.Popen(
-        [str(BIN / "campusid"), "demo", "--port", str(free_port()), "--json"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stdout is not None
-    info = json.loads(process.stdout.readline())
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(info["issuer"] + "/.well-known/openid-configuration", timeout=1).status_code == 200:
-                return process, info
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("campusid demo did not start")
 
 
 def authorize_url(issuer: str, client: dict) -> str:
@@ -179,7 +146,7 @@ def main() -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="campusid-i18n-shots-") as tmp:
-        demo, info = start_demo(Path(tmp) / "idp")
+        demo, info = start_branded_demo(Path(tmp) / "idp")
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

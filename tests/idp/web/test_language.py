@@ -210,3 +210,12 @@ def test_the_page_of_a_pending_sign_in_links_the_switch_to_it(idp, browser):
     assert link.path == "/language" and "interaction=" in link.query and "next=" not in link.query
     r = post_login(browser, "alice")
     assert r.status_code == 303
+
+
+def test_a_passkey_refusal_tells_the_page_in_its_language(idp, browser):
+    """The passkey script shows `message`, in the page's language; `error_description` stays the
+    protocol's ASCII (RFC 6749 5.2)."""
+    r = browser.post("/passkey/options", data={"mode": "signin"}, headers={"Accept-Language": CHINESE})
+    body = r.json()
+    assert r.status_code == 404 and body["message"] == "只有通过域名访问本服务时才能使用通行密钥。"
+    assert body["error_description"] == "Passkeys need the service to be reached by a host name."
