@@ -219,3 +219,14 @@ def test_a_passkey_refusal_tells_the_page_in_its_language(idp, browser):
     body = r.json()
     assert r.status_code == 404 and body["message"] == "只有通过域名访问本服务时才能使用通行密钥。"
     assert body["error_description"] == "Passkeys need the service to be reached by a host name."
+
+
+def test_a_refused_form_leads_the_switch_back_to_its_page(idp, browser):
+    r = browser.post("/device", data={"user_code": "x"})  # no CSRF token: the form again, refused
+    assert r.status_code == 403 and 'id="device-form"' in r.text
+    assert urlsplit(switch_link(r.text, "zh-CN")).query.endswith("next=%2Fdevice")
+    r = browser.get("/logout?" + urlencode({"client_id": "web-app", "ui_locales": "zh-CN"}))
+    assert chinese(r.text)
+    link = switch_link(r.text, "en")  # a GET page: back to the same request, now asking for English
+    assert "ui_locales%3Den" in link and "client_id%3Dweb-app" in link
+    assert english(follow(browser, browser.get(link)).text)

@@ -86,7 +86,7 @@ def _entry_page(
         "device.html",
         status=status,
         headers=headers,
-        back=ctx.path("/device"),
+        after_post=ctx.path("/device"),
         error=error,
         user_code=user_code,
         example_code=EXAMPLE_CODE,
@@ -206,7 +206,7 @@ def _message(
         "device_message.html",
         status=status,
         asked=at.locale,
-        back=ctx.path("/device"),
+        after_post=ctx.path("/device"),
         outcome=outcome,
         app=app,
     )

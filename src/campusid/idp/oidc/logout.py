@@ -62,7 +62,7 @@ def _logout_page(
         "logout.html",
         status=(403 if refused.kind == "form" else 400) if refused is not None else 200,
         asked=i18n.ui_locales(ui_locales),
-        back=ctx.path("/logout"),
+        after_post=ctx.path("/logout"),
         user=user,
         signed_in=session is not None,
         message=refused.text if refused is not None else None,

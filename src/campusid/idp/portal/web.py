@@ -100,6 +100,7 @@ def problem(ctx: Context, viewer: Viewer, status: int, detail: str, back: str | 
         summary=SUMMARIES.get(status, DID_NOT_WORK),
         detail=detail,
         back=back,
+        after_post=back,  # the language switch of a refused form's answer: back to where it came from
     )
 
 

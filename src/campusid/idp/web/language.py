@@ -12,7 +12,7 @@ The switch is a plain link to `/language` (pages/language.py): it works without 
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -44,16 +44,30 @@ def remember(ctx: Context, response: Response, locale: str) -> None:
     )
 
 
+def _asking(back: str, tag: str) -> str:
+    """`back` asking for `tag`: a page whose own request names `ui_locales` (the end_session
+    endpoint, an authorization request refused before its sign-in began) would otherwise ask for
+    the app's language again, above the person's choice."""
+    parts = urlsplit(back)
+    if "ui_locales=" not in parts.query:
+        return back
+    query = [(k, tag if k == "ui_locales" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
 def switch(ctx: Context, locale: str, *, at: PendingSignIn | None = None, back: str | None = None) -> list[dict]:
     """The switch's links, one per language, each named in its own language: to the same page of the
     pending sign-in `at` (its handle), or back to `back` (a path on this server), else home."""
-    target = {HANDLE: at.handle} if at is not None else {"next": back or ctx.path("/")}
-    return [
-        {
-            "tag": i18n.tag_of(name),
-            "name": i18n.translator(name).language_name,
-            "href": ctx.path(SWITCH) + "?" + urlencode({"lang": i18n.tag_of(name), **target}),
-            "current": name == locale,
-        }
-        for name in i18n.locales()
-    ]
+    links = []
+    for name in i18n.locales():
+        tag = i18n.tag_of(name)
+        target = {HANDLE: at.handle} if at is not None else {"next": _asking(back or ctx.path("/"), tag)}
+        links.append(
+            {
+                "tag": tag,
+                "name": i18n.translator(name).language_name,
+                "href": ctx.path(SWITCH) + "?" + urlencode({"lang": tag, **target}),
+                "current": name == locale,
+            }
+        )
+    return links

@@ -31,9 +31,12 @@ FORM_EXPIRED = N_(
 UNREADABLE = N_("The form could not be read.")
 
 
-def _back(ctx: Context, request: Request) -> str:
-    """Where the language switch of a page returns: the page itself when a GET shows it again."""
-    return return_to(request, ctx.path("/")) if request.method in ("GET", "HEAD") else ctx.path("/")
+def _back(ctx: Context, request: Request, after_post: str | None) -> str:
+    """Where the language switch of a page returns: the page itself when a GET shows it again, else
+    `after_post` (the page a form's answer belongs to), else home."""
+    if request.method in ("GET", "HEAD"):
+        return return_to(request, ctx.path("/"))
+    return after_post or ctx.path("/")
 
 
 def page(
@@ -45,16 +48,18 @@ def page(
     *,
     at: PendingSignIn | None = None,
     asked: str | None = None,
-    back: str | None = None,
+    after_post: str | None = None,
     switch: bool = True,
     **values,
 ) -> HTMLResponse:
-    """`template` in the page's language. `switch=False` leaves the language switch out: a page that
-    shows something once (recovery codes, a client secret) would lose it by being left."""
+    """`template` in the page's language. The language switch leads back to the pending sign-in `at`,
+    or to this page (`after_post`: where, when it answers a form). `switch=False` leaves the switch
+    out: a page that shows something once (recovery codes, a client secret) would lose it if left."""
     locale = language.chosen(ctx, request, at.locale if at is not None and at.locale else asked)
     languages = []
     if switch:
-        languages = language.switch(ctx, locale, at=at, back=back or (None if at is not None else _back(ctx, request)))
+        back = None if at is not None else _back(ctx, request, after_post)
+        languages = language.switch(ctx, locale, at=at, back=back)
     html = ctx.templates.get_template(template, locale).render(
         issuer_display=ctx.settings.issuer.display,
         static=ctx.path("/static"),
