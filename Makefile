@@ -24,10 +24,12 @@ services:
 
 test: setup services lint test-sqlite test-postgres
 
-# lint-imports checks the import contracts in pyproject.toml ([tool.importlinter]).
+# lint-imports checks the import contracts in pyproject.toml ([tool.importlinter]); scripts/i18n.py
+# check fails on text for people that is not marked for translation or has no translation.
 lint: setup
 	$(BIN)/ruff check src tests examples bench
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/i18n.py check
 
 # The suite runs in parallel (each test has its own data dir, database and ports); the few
 # tests that measure timing run alone afterwards. Most tests wait on subprocesses and sockets:

@@ -1188,6 +1188,26 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
             ]
         )
 
+    def per_run(target: str, row: str, conc: int) -> list[float | None]:
+        """The target's rate in each run (None where a run failed), in run order."""
+        return [
+            run.get(row, {}).get(conc, {}).get("rate") if run.get(row, {}).get(conc, {}).get("ok") else None
+            for run in all_runs.get(target, [])
+        ]
+
+    def spread(label: str, row: str, conc: int) -> list[str]:
+        """Each target's lowest and highest run, and each ratio's lowest and highest pair of the same
+        run (the rows of one run are interleaved, so a run's pair shares the machine's state): how
+        far the median stands from what one run alone could have said, node's spread beside ours."""
+        line = [label]
+        for t in cols:
+            rates = [r for r in per_run(t, row, conc) if r is not None]
+            line.append(f"{fmt_num(min(rates), 'rate')}-{fmt_num(max(rates), 'rate')}" if rates else "-")
+        for t, other, _ in ratio_cols:
+            pairs = [a / b for a, b in zip(per_run(t, row, conc), per_run(other, row, conc), strict=False) if a and b]
+            line.append(f"{min(pairs):.2f}-{max(pairs):.2f}x" if pairs else "-")
+        return line
+
     def add(label: str, getter, kind: str, ratio: bool = True) -> None:
         vals = {t: getter(t) for t in cols}
         line = [label] + [fmt_num(vals[t], kind) for t in cols]
@@ -1222,6 +1242,8 @@ def build_table(all_runs: dict, targets: list[str], args, meta: dict, failures: 
                     if (t, row, conc) in failed_cells:
                         idx = 1 + cols.index(t)
                         rows[-1][idx] += " FAIL"
+                if key == "rate" and args.runs > 1:
+                    rows.append(spread(f"  c={conc} per s, lowest-highest run", row, conc))
         if row == "full":
 
             def alone(t: str, key: str) -> float | None:
@@ -1737,14 +1759,14 @@ def main() -> int:
         "change, installed in a venv of its own), rows interleaved: its '-base' targets, and a new/base ratio",
     )
     ap.add_argument("--runs", type=int, default=None, help="runs per target (default 3; --quick 1)")
-    ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 4; --quick 2)")
-    ap.add_argument("--warmup", type=float, default=None, help="warm-up seconds per row (default 1; --quick 0.5)")
+    ap.add_argument("--duration", type=float, default=None, help="seconds per row (default 8; --quick 2)")
+    ap.add_argument("--warmup", type=float, default=None, help="warm-up seconds per row (default 3; --quick 0.5)")
     ap.add_argument(
         "--warmup-ops",
         type=int,
         default=None,
         help="the warm-up of a driver row also lasts until this many operations completed, the same for "
-        "every server (default 300; --quick 100)",
+        "every server (default 1000; --quick 100)",
     )
     ap.add_argument(
         "--min-ops",
@@ -1796,9 +1818,9 @@ def main() -> int:
     ap.add_argument("--no-purge", action="store_true", help="with --scale: the rows only, no purge after them")
     args = ap.parse_args()
     args.runs = args.runs or (1 if args.quick else 3)
-    args.duration = args.duration or (2.0 if args.quick else 4.0)
-    args.warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 1.0)
-    args.warmup_ops = args.warmup_ops if args.warmup_ops is not None else (100 if args.quick else 300)
+    args.duration = args.duration or (2.0 if args.quick else 8.0)
+    args.warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 3.0)
+    args.warmup_ops = args.warmup_ops if args.warmup_ops is not None else (100 if args.quick else 1000)
     args.min_ops = args.min_ops if args.min_ops is not None else (0 if args.quick else 1500)
     args.max_duration = args.max_duration if args.max_duration is not None else 15.0
     args.rows = [r for r in ROWS if r in args.rows.split(",")]

@@ -36,13 +36,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_demo(data_dir: Path) -> tuple[subprocess.Popen[str], dict]:
+def start_demo(data_dir: Path, **settings: str) -> tuple[subprocess.Popen[str], dict]:
+    """`campusid demo` on a free port with its data in `data_dir` (and `settings`, CAMPUSID_* values),
+    answering; its process and the JSON line it printed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAMPUSID_", "APP_BRIDGE_"))}
     env.update(
         CAMPUSID_DATA_DIR=str(data_dir),
         CAMPUSID_SECRET_KEY=secrets.token_urlsafe(48),
         CAMPUSID_ARGON2_MEMORY_COST="8192",
         CAMPUSID_ARGON2_TIME_COST="1",
+        **settings,
     )
     process = subprocess.Popen(
         [str(BIN / "campusid"), "demo", "--port", str(free_port()), "--json"],
@@ -91,7 +94,7 @@ def main() -> int:
     from campusid.desktop.config import DesktopSettings
     from campusid.desktop.core import DesktopCore
     from campusid.desktop.gui.app import DesktopApp
-    from campusid.desktop.gui.i18n import Texts
+    from campusid.i18n import translator
 
     keyring.set_keyring(keyring.backends.fail.Keyring())  # never the real keyring
     app = QApplication([sys.argv[0]])
@@ -108,9 +111,8 @@ def main() -> int:
             issuer = info["issuer"]
             settings = DesktopSettings(issuer=issuer, records_url=issuer + "/records/v1", data_dir=Path(tmp) / "d")
             token = secrets.token_urlsafe(32)
-            desktop = DesktopApp(
-                DesktopCore(settings), BridgeSettings(token=token, port=0), None, texts=Texts(args.lang), tray=False
-            )
+            bridge = BridgeSettings(token=token, port=0)
+            desktop = DesktopApp(DesktopCore(settings), bridge, None, texts=translator(args.lang), tray=False)
             desktop.start()
             window = desktop.window
             window.resize(1120, 720)

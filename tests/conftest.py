@@ -199,7 +199,7 @@ def chromium():
 # - the desktop app, its GUI and bridge SDK, the chat-bot example and the RP library talk HTTP to an
 #   IdP; what they check is theirs, not the IdP's storage (tests/idp and tests/e2e cover that);
 # - tests/deploy and the long fuzz run's short pass always run on PostgreSQL and Redis (tests/deploy/stack.py);
-# - the installed wheel's smokes and the text checks read files.
+# - the installed wheel's smokes and the text checks read files (the catalogues and their check too).
 NOT_DATABASE_BOUND = (
     "tests/desktop/",
     "tests/desktop_gui/",
@@ -216,6 +216,8 @@ NOT_DATABASE_BOUND = (
     # real CAS clients (mod_auth_cas, python-cas, phpCAS) talking HTTP to a served IdP: their interop
     # is theirs; the CAS face's storage is covered by tests/idp/cas and test_e2e_cas_two_workers.py
     "tests/e2e/test_e2e_cas_clients.py",
+    "tests/i18n/",
+    "tests/scripts/",
 )
 
 

@@ -35,6 +35,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from campusid import i18n
+from campusid.i18n import N_
 from campusid.oidc_client import (
     AsyncOIDCClient,
     AuthorizationErrorResponse,
@@ -53,7 +55,7 @@ log = logging.getLogger("examples.web_client")
 HERE = Path(__file__).parent
 SCOPE = "openid profile grades.read"
 PENDING_LOGIN_SECONDS = 600
-SIGNED_OUT_ELSEWHERE = "You signed out at campusid, so you are signed out here too."
+SIGNED_OUT_ELSEWHERE = N_("You signed out at campusid, so you are signed out here too.")
 
 
 @dataclass(frozen=True)
@@ -103,34 +105,55 @@ def gpa(grades: list[dict[str, Any]]) -> tuple[float | None, float]:
 
 
 def failure_reason(exc: OIDCError | None) -> str:
-    """A human sentence for a failed callback; no code, token or verifier ever appears in it."""
+    """A human sentence for a failed callback (shown in the reader's language); no code, token or
+    verifier ever appears in it."""
     if exc is None:
-        return (
+        return N_(
             "No sign-in is in progress in this browser: this sign-in response was already used, "
             "has expired, or was started elsewhere."
         )
     if isinstance(exc, StateMismatchError):
-        return "The sign-in response does not belong to the sign-in started in this browser."
+        return N_("The sign-in response does not belong to the sign-in started in this browser.")
     if isinstance(exc, IssuerMismatchError):
-        return "The sign-in response did not come from the expected identity provider."
+        return N_("The sign-in response did not come from the expected identity provider.")
     if isinstance(exc, AuthorizationErrorResponse):
         if exc.error == "access_denied":
-            return "The sign-in was cancelled or access was not granted."
-        return f"The identity provider could not complete the sign-in ({exc.error})."
+            return N_("The sign-in was cancelled or access was not granted.")
+        return N_("The identity provider could not complete the sign-in (%(error)s).", error=exc.error)
     if isinstance(exc, IDTokenError):
-        return "The identity token from the provider could not be verified for this application."
+        return N_("The identity token from the provider could not be verified for this application.")
     if isinstance(exc, TokenEndpointError):
-        return "The sign-in could not be completed with the identity provider."
-    return "The sign-in response could not be verified."
+        return N_("The sign-in could not be completed with the identity provider.")
+    return N_("The sign-in response could not be verified.")
+
+
+def page_language(request: Request) -> str:
+    """The catalogue the browser's Accept-Language prefers (the one campusid uses too)."""
+    return i18n.accept_language(request.headers.get("accept-language")) or i18n.DEFAULT_LOCALE
+
+
+def templates_in(locale: str) -> jinja2.Environment:
+    """The templates with Jinja2's i18n extension and campusid's catalogue of `locale`: marked
+    text in the page's language, marked messages (N_) translated where they are printed."""
+    tr = i18n.translator(locale)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        extensions=["jinja2.ext.i18n"],
+        finalize=tr.text,
+    )
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_translations(tr.catalogue, newstyle=True)
+    env.globals["lang_tag"] = tr.tag
+    return env
 
 
 def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Starlette:
     """Build the app. ``http`` lets a caller share (or wrap) the transport to the identity provider."""
     if not settings.client_secret:
         raise ValueError("WEB_CLIENT_SECRET is required: this is a confidential client")
-    templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
-    )
+    templates = {locale: templates_in(locale) for locale in i18n.locales()}
     sessions = SessionStore()
     secure_cookie = urlsplit(settings.redirect_uri).scheme == "https"
     idp_origin = "{0.scheme}://{0.netloc}".format(urlsplit(settings.issuer))
@@ -165,8 +188,8 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
             if owns:
                 await transport.aclose()
 
-    def page(template: str, status: int = 200, **context: Any) -> Response:
-        body = templates.get_template(template).render(**context)
+    def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
+        body = templates[page_language(request)].get_template(template).render(**context)
         return Response(body, status, media_type="text/html; charset=utf-8", headers=security_headers)
 
     def session_of(request: Request) -> tuple[str | None, dict[str, Any] | None]:
@@ -177,32 +200,35 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
         response.set_cookie(COOKIE, sid, httponly=True, samesite="lax", secure=secure_cookie, path="/")
         return response
 
-    def failed(exc: OIDCError | None) -> Response:
-        return page("login_failed.html", 400, reason=failure_reason(exc))
+    def failed(request: Request, exc: OIDCError | None) -> Response:
+        return page(request, "login_failed.html", 400, reason=failure_reason(exc))
 
     async def home(request: Request) -> Response:
         sid, data = session_of(request)
         user = data.get("user") if data else None
         if not user:
-            return page("home.html", notice=data.pop("notice", None) if data else None)
+            return page(request, "home.html", notice=data.pop("notice", None) if data else None)
         try:
             r = await state["http"].get(
-                settings.grades_url, headers={"Authorization": f"Bearer {user['access_token']}"}
+                settings.grades_url,
+                headers={"Authorization": f"Bearer {user['access_token']}"},  # i18n: ignore (a header)
             )
         except httpx.HTTPError:
-            return page("problem.html", 502, message="The records service cannot be reached right now.")
+            return page(request, "problem.html", 502, message=N_("The records service cannot be reached right now."))
         if r.status_code == 401:
             # the token expired or was revoked: the session ends, the student signs in again
             sessions.drop(sid)
-            return page("home.html", notice="Your session has ended. Please sign in again.")
+            return page(request, "home.html", notice=N_("Your session has ended. Please sign in again."))
         if r.status_code == 403:
-            return page("problem.html", 403, message="campusid did not grant this application access to your grades.")
+            message = N_("campusid did not grant this application access to your grades.")
+            return page(request, "problem.html", 403, message=message)
         if r.status_code != 200:
-            return page("problem.html", 502, message="The records service answered with an error.")
+            return page(request, "problem.html", 502, message=N_("The records service answered with an error."))
         body = r.json()
         grades = body.get("grades", [])
         average, credits = gpa(grades)
         return page(
+            request,
             "grades.html",
             name=body.get("student", {}).get("name", ""),
             grades=grades,
@@ -215,11 +241,13 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
         sid, data = session_of(request)
         if data is None:
             sid, data = sessions.new()
-        try:
-            req = await state["oidc"].authorization_request(scope=SCOPE)
+        try:  # campusid's pages in the language of ours (OpenID Connect Core 1.0 3.1.2.1 ui_locales)
+            locale = i18n.tag_of(page_language(request))
+            req = await state["oidc"].authorization_request(scope=SCOPE, ui_locales=locale)
         except OIDCError as exc:
             log.warning("cannot start a login: %s", type(exc).__name__)
-            return page("problem.html", 502, message="The identity provider cannot be reached right now.")
+            message = N_("The identity provider cannot be reached right now.")
+            return page(request, "problem.html", 502, message=message)
         data["pending"] = req  # replaces any earlier unfinished login: only the newest one can complete
         return set_cookie(RedirectResponse(req.url, 303), sid)
 
@@ -227,12 +255,12 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
         sid, data = session_of(request)
         pending: AuthorizationRequest | None = data.pop("pending", None) if data else None
         if pending is None or time.time() - pending.created_at.timestamp() > PENDING_LOGIN_SECONDS:
-            return failed(None)
+            return failed(request, None)
         try:
             tokens = await state["oidc"].handle_callback(pending, str(request.url))
         except OIDCError as exc:
             log.info("login failed: %s", type(exc).__name__)
-            return failed(exc)
+            return failed(request, exc)
         data.pop("user", None)
         data["user"] = {
             "sub": tokens.id_claims["sub"],
@@ -258,7 +286,9 @@ def create_app(settings: Settings, http: httpx.AsyncClient | None = None) -> Sta
                 log.warning("token revocation failed: %s", type(exc).__name__)
             try:  # sign out at campusid too; it sends the browser back to our home page
                 target = await state["oidc"].logout_url(
-                    id_token_hint=user.get("id_token"), post_logout_redirect_uri=settings.home_url
+                    id_token_hint=user.get("id_token"),
+                    post_logout_redirect_uri=settings.home_url,
+                    ui_locales=i18n.tag_of(page_language(request)),
                 )
             except OIDCError as exc:
                 log.warning("no RP-initiated logout: %s", type(exc).__name__)
@@ -316,7 +346,8 @@ def main() -> None:
             file=sys.stderr,
         )
         raise SystemExit(2)
-    print(f"My grades on http://{settings.host}:{settings.port}/ (issuer {settings.issuer})", flush=True)
+    url = f"http://{settings.host}:{settings.port}/"
+    print(f"My grades on {url} (issuer {settings.issuer})", flush=True)  # i18n: ignore (an operator's console)
     # No access log: the callback's query string carries the authorization code.
     uvicorn.run(
         create_app(settings),

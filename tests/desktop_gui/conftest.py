@@ -20,7 +20,7 @@ from campusid.desktop.bridge.settings import BridgeSettings  # noqa: E402
 from campusid.desktop.config import DesktopSettings  # noqa: E402
 from campusid.desktop.core import DesktopCore  # noqa: E402
 from campusid.desktop.gui.app import DesktopApp  # noqa: E402
-from campusid.desktop.gui.i18n import Texts  # noqa: E402
+from campusid.i18n import translator  # noqa: E402
 from tests.desktop.harness import no_os_keyring  # noqa: E402, F401 - the session's autouse fixture
 
 BRIDGE_TOKEN = secrets.token_urlsafe(32)
@@ -70,7 +70,7 @@ def make_app(qtbot, tmp_path: Path) -> Iterator[Callable[..., DesktopApp]]:
         core = core or DesktopCore(settings)
         bridge_settings = BridgeSettings(token=BRIDGE_TOKEN, port=0) if bridge else None
         error = None if bridge else Exception("APP_BRIDGE_TOKEN is not set")
-        app = DesktopApp(core, bridge_settings, error, texts=Texts(language), tray=tray)
+        app = DesktopApp(core, bridge_settings, error, texts=translator(language), tray=tray)
         started.append(app)
         qtbot.addWidget(app.window)
         app.start()

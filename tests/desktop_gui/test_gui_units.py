@@ -1,8 +1,7 @@
-"""Pure parts of the window: the GPA, the language choice and catalogues, the failure wording."""
+"""Pure parts of the window: the GPA, the language choice, the failure wording."""
 
 from __future__ import annotations
 
-import string
 from datetime import datetime
 from decimal import Decimal
 
@@ -11,8 +10,11 @@ import pytest
 from campusid.desktop.core import LoginFailed, NotLoggedIn, RateLimited, UpstreamUnavailable
 from campusid.desktop.core.errors import LoginCancelled, LoginTimeout
 from campusid.desktop.core.gpa import credit_weighted_gpa, format_credits, format_gpa
-from campusid.desktop.gui.i18n import EN, LANGUAGES, ZH_CN, Texts, catalogue, choose_language, language_for
+from campusid.desktop.gui.language import interface_language
 from campusid.desktop.gui.messages import describe_error
+from campusid.i18n import translator
+
+EN, ZH_CN = "en", "zh_CN"
 
 
 def test_gpa_is_credit_weighted_per_term_and_overall() -> None:
@@ -60,28 +62,34 @@ def test_gpa_leaves_out_courses_without_credits_or_grade_point() -> None:
         ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"}, "zh_CN", EN),
         ({"LC_ALL": "C"}, "zh_CN", ZH_CN),
         ({"LC_MESSAGES": "zh_SG"}, "en_US", ZH_CN),
+        ({"LANG": "zh_Hans"}, "en_US", ZH_CN),
+        ({"LANG": "de_DE.UTF-8"}, "zh_CN", EN),  # a language we have no catalogue for: English
     ],
 )
 def test_language_choice(env: dict[str, str], system: str, language: str) -> None:
-    assert choose_language(system, env) == language
+    assert interface_language(system, env) == language
 
 
-def test_both_catalogues_have_the_same_keys_and_placeholders() -> None:
-    def fields(text: str) -> set[str]:
-        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
-
-    english, chinese = catalogue(EN), catalogue(ZH_CN)
-    assert set(english) == set(chinese)
-    for key in english:
-        assert fields(english[key]) == fields(chinese[key]), key
-    assert LANGUAGES == (EN, ZH_CN) and language_for("zh-Hans") == ZH_CN
+def test_the_window_reads_the_idp_catalogues() -> None:
+    """One catalogue system: the window's words come from the same gettext catalogue as the pages."""
+    zh = translator(ZH_CN)
+    assert zh._("Sign in") == "登录" and zh._("Sync now") == "立即同步"
+    assert (
+        zh.ngettext("Grades updated: %(count)s course.", "Grades updated: %(count)s courses.", 5) % {"count": 5}
+        == "成绩已更新：共 5 门课程。"
+    )
+    assert (
+        translator(EN).ngettext("Grades updated: %(count)s course.", "Grades updated: %(count)s courses.", 1)
+        % {"count": 1}
+        == "Grades updated: 1 course."
+    )
 
 
 def test_failures_in_plain_words() -> None:
-    t = Texts(EN)
+    t = translator(EN)
     noon = datetime(2026, 5, 1, 12, 0).astimezone()
     assert describe_error(RateLimited("x", retry_after=90), t, now=noon) == (
-        "Too many sign-in attempts. Please wait and try again after 12:01 (in about 2 min)."
+        "Too many sign-in attempts. Please wait and try again after 12:01 (in about 2 minutes)."
     )
     assert describe_error(RateLimited("x"), t).startswith("Too many sign-in attempts. Please wait a few minutes")
     assert describe_error(UpstreamUnavailable("x"), t).startswith("CampusID cannot be reached right now.")
@@ -92,4 +100,7 @@ def test_failures_in_plain_words() -> None:
         "CampusID did not accept the sign-in. Select \u201cSign in\u201d to start again."
     )
     assert describe_error(ValueError("boom"), t).startswith("Something went wrong (ValueError).")
-    assert describe_error(UpstreamUnavailable("x"), Texts(ZH_CN)).startswith("\u6682\u65f6\u65e0\u6cd5\u8fde\u63a5")
+    assert describe_error(UpstreamUnavailable("x"), translator(ZH_CN)).startswith("暂时无法连接统一身份认证")
+    assert describe_error(RateLimited("x", retry_after=60), translator(ZH_CN), now=noon) == (
+        "登录尝试过于频繁。请在 12:01 之后重试（约 1 分钟后）。"
+    )

@@ -93,7 +93,7 @@ def test_rate_limited_sign_in_says_when_to_retry(qtbot, make_app, tmp_path) -> N
     qtbot.waitUntil(window.banner.isVisible, timeout=5_000)
     text = window.message_label.text()
     assert text.startswith("Too many sign-in attempts. Please wait and try again after ")
-    assert "(in about 2 min)" in text
+    assert "(in about 2 minutes)" in text
 
 
 def test_expired_session_on_sync_asks_to_sign_in_again(qtbot, make_app, tmp_path) -> None:

@@ -74,9 +74,9 @@ def test_a_second_start_hands_over_to_the_first_and_exits(qtbot, make_app, tmp_p
 
 def test_language_follows_the_locale(qtbot, make_app, monkeypatch) -> None:
     monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
-    assert interface_texts().language == "zh_CN"
-    window = make_app(language=interface_texts().language, bridge=False).window
+    assert interface_texts().locale == "zh_CN"
+    window = make_app(language=interface_texts().locale, bridge=False).window
     assert window.sign_in_button.text() == "\u767b\u5f55"
     assert window.user_label.text() == "\u672a\u767b\u5f55"
     monkeypatch.setenv("LC_ALL", "en_GB.UTF-8")
-    assert interface_texts().language == "en"
+    assert interface_texts().locale == "en"

@@ -101,7 +101,7 @@ def test_the_login_page_and_the_console_show_where_accounts_come_from(dir_idp):
     mei_row = en[en.index("<code>mei</code>") :].split("</tr>")[0]
     admin_row = en[en.index("<code>admin</code>") :].split("</tr>")[0]
     assert "University directory" in mei_row and "Local account" in admin_row
-    assert "学校目录" in zh and "本地账户" in zh
+    assert "学校统一身份目录" in zh and "本地账号" in zh
 
 
 def test_without_the_directory_its_copies_cannot_sign_in(dir_idp):

@@ -156,6 +156,27 @@ def test_login_consent_and_grades_table(page, demo, web_client, tmp_path):
     save_screenshot(page, "web-client-grades.png", tmp_path)
 
 
+def test_a_chinese_browser_gets_my_grades_and_campusid_in_chinese(chromium, demo, web_client):
+    """The web client reads campusid's catalogue too, and asks campusid for its pages in the reader's
+    language (OIDC ui_locales), so the whole sign-in reads in Chinese."""
+    context = chromium.new_context(locale="zh-CN", viewport={"width": 1000, "height": 720})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        authorize_urls = record_authorize_requests(page, demo)
+        page.goto(web_client.url + "/")
+        assert page.get_attribute("html", "lang") == "zh-CN" and page.inner_text("#sign-in") == "统一身份认证登录"
+        page.click("#sign-in")
+        page.wait_for_selector("#login-form")
+        assert dict(parse_qsl(urlsplit(authorize_urls[0]).query))["ui_locales"] == "zh-CN"
+        assert "用户名/学工号" in page.inner_text("#login-form") and page.get_attribute("html", "lang") == "zh-CN"
+        sign_in_at_idp(page, demo)
+        page.wait_for_selector("#grades")
+        assert "学分加权平均绩点" in page.inner_text("#grades") and page.inner_text("#gpa") == ALICE_GPA
+    finally:
+        context.close()
+
+
 def test_tampered_state_fails_and_start_again_succeeds(page, demo, web_client):
     """The browser starts a login (the web client keeps its state, nonce and verifier); the user signs
     in at the IdP (here with httpx, a second user agent, because Playwright cannot hold back a

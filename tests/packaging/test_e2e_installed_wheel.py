@@ -212,6 +212,24 @@ def test_demo_signs_a_student_in_and_serves_the_demo_grades(demo: tuple[dict, Pa
     assert sorted(normalized(g) for g in records.json()["grades"]) == expected_grades(student["student_number"])
 
 
+def test_the_installed_wheel_serves_the_pages_in_chinese(demo: tuple[dict, Path]) -> None:
+    """The compiled catalogues ship in the wheel: a Chinese browser, an app's ui_locales and the
+    language switch each get the Chinese pages from the installed product."""
+    info, _ = demo
+    issuer = info["issuer"]
+    native = next(c for c in info["clients"] if c["type"] == "native")
+    flow = auth_params(native["client_id"], native["redirect_uris"][0])
+    with httpx.Client(timeout=30) as browser:
+        by_header = browser.get(f"{issuer}/oauth/authorize", params=flow.params, headers={"Accept-Language": "zh-CN"})
+        assert '<html lang="zh-CN">' in by_header.text and "用户名/学工号" in by_header.text, by_header.text[:500]
+        by_app = browser.get(f"{issuer}/oauth/authorize", params={**flow.params, "ui_locales": "zh-CN"})
+        assert "统一身份认证" in by_app.text and "密码" in by_app.text
+        switched = browser.get(f"{issuer}/language", params={"lang": "zh-CN", "next": "/device"}, follow_redirects=True)
+        assert "设备登录" in switched.text and '<html lang="zh-CN">' in switched.text
+        discovery = browser.get(f"{issuer}/.well-known/openid-configuration").json()
+    assert discovery["ui_locales_supported"] == ["en", "zh-CN"]
+
+
 def test_headless_desktop_syncs_the_demo_grades_through_its_bridge(
     installed: Installed, demo: tuple[dict, Path], tmp_path: Path
 ) -> None:

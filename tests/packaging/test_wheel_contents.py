@@ -27,6 +27,13 @@ def test_wheel_holds_every_tracked_file_under_src_campusid(wheel: Path) -> None:
     assert not missing, f"{wheel.name} lacks files the installed product opens: {missing}"
 
 
+def test_wheel_holds_the_compiled_catalogues(wheel: Path) -> None:
+    files = wheel_package_files(wheel)
+    for locale in ("en", "zh_CN"):
+        for suffix in ("mo", "po"):
+            assert f"campusid/i18n/locale/{locale}/LC_MESSAGES/campusid.{suffix}" in files
+
+
 def test_wheel_holds_nothing_git_does_not_track(wheel: Path) -> None:
     # The wheel is built from a copy with bytecode caches in it (see conftest), as an operator's
     # checkout that has run the code would be.

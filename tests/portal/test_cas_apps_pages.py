@@ -61,3 +61,21 @@ def test_the_api_takes_and_shows_services(console):
     assert r.status_code == 200 and r.json()["services"] == ["https://wiki.example.edu/w/"]
     r = dev.post("/api/v1/apps", json={**body, "services": ["https://u@wiki.example.edu/"]}, headers=headers)
     assert r.status_code == 422 and "user information" in r.text
+
+
+def test_the_cas_panels_in_chinese(console):
+    zh = {"Accept-Language": "zh-CN,zh;q=0.9"}
+    dev = sign_in(console, "dev", **zh)
+    form = dev.get("/developer/apps/new").text
+    assert "CAS 应用（使用 CAS 2.0/3.0 登录的校园应用）" in form and "CAS 服务地址（CAS 应用）" in form
+    data = {"csrf_token": portal_csrf(dev), "name": "X", "type": "cas", "services": "https://x.example.edu/?q=1"}
+    r = dev.post("/developer/apps", data=data)
+    assert r.status_code == 422 and "服务地址 &#39;https://x.example.edu/?q=1&#39; 包含查询部分（?…）" in r.text
+    data = {**data, "name": "Card", "services": "https://card.example.edu/", "grant_type.cas_proxy": "on"}
+    page = dev.post("/developer/apps", data=data).text
+    assert "CAS 应用" in page and 'id="services"' in page and "代理票据" in page
+    [app] = [a for a in console.apps.list_owned("dev") if a["name"] == "Card"]
+    console.apps.submit(app["client_id"])
+    page = sign_in(console, "admin", "/admin", **zh).get(f"/admin/apps/{app['client_id']}").text
+    assert "CAS 服务地址检查" in page and "CAS 验证释放的属性" in page and "授予代理票据（cas_proxy）" in page
+    assert "为后端服务申请代理票据（CAS 应用）。须经审核人授予。" in page

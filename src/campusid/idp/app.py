@@ -15,6 +15,8 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 
+from campusid import i18n
+from campusid.i18n import N_
 from campusid.idp import faces, metrics
 from campusid.idp import housekeeping as upkeep
 from campusid.idp.admin.routes import routes as admin_routes
@@ -27,14 +29,20 @@ from campusid.idp.portal.routes import routes as portal_routes
 from campusid.idp.settings import Settings
 from campusid.idp.store import Store, open_store
 from campusid.idp.store.errors import StoreUnavailable
-from campusid.idp.web import health
-from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, error_page, json_response
+from campusid.idp.web import brand, health, language
+from campusid.idp.web.http import NO_STORE, PAGE_HEADERS, json_response
 from campusid.idp.web.observe import RequestLayer
+from campusid.idp.web.render import error_page
 from campusid.records.api import RecordsAPI
 
 log = logging.getLogger("campusid.idp")
 STATIC = Path(__file__).parent / "web" / "static"
 _JSON_PREFIXES = ("/oauth/", "/records/", "/api/", "/.well-known/")
+# What the error page says for the HTTP errors Starlette raises itself (its details are English).
+_HTTP_ERRORS = {
+    404: N_("This page does not exist."),
+    405: N_("This page cannot be used that way."),
+}
 
 
 class IdentityProvider(Starlette):
@@ -106,6 +114,7 @@ def _routes(ctx, errors: dict) -> list:
         Route("/healthz", health.healthz, methods=["GET"]),
         Route("/readyz", health.readyz, methods=["GET"]),
         Route("/metrics", health.metrics_endpoint, methods=["GET"]),
+        *brand.routes(ctx.settings.brand),
         *portal_routes(),
         *admin_routes(),
         Mount("/api/v1", app=_api(ctx, errors)),
@@ -135,9 +144,10 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
             )
         page = error_page(
             ctx,
-            exc.detail or "This page does not exist.",
+            request,
+            _HTTP_ERRORS.get(exc.status_code, exc.detail or _HTTP_ERRORS[404]),
             status=exc.status_code,
-            title="Not found" if exc.status_code == 404 else "Request not allowed",
+            title=N_("Not found") if exc.status_code == 404 else N_("Request not allowed"),
         )
         page.headers.update(headers)
         return page
@@ -152,15 +162,16 @@ def create_app(settings: Settings, store: Store | None = None, *, housekeeping: 
             if as_json:
                 body = {"error": "temporarily_unavailable", "error_description": "unavailable for now; retry later"}
                 return json_response(body, 503, {**NO_STORE, **retry})
-            message = "The service is temporarily unavailable. Please try again in a few seconds."
-            page = error_page(ctx, message, status=503, title="Temporarily unavailable")
+            message = N_("The service is temporarily unavailable. Please try again in a few seconds.")
+            page = error_page(ctx, request, message, status=503, title=N_("Temporarily unavailable"))
             page.headers.update(retry)
             return page
         if as_json:
             return json_response({"error": "server_error"}, 500, {"Cache-Control": "no-store"})
-        return Response(
-            "Something went wrong on our side. Please try again.", 500, media_type="text/plain", headers=PAGE_HEADERS
-        )
+        # Plain text, no template: whatever failed may have been the pages themselves.
+        tr = i18n.translator(language.chosen(ctx, request))
+        text = tr.gettext("Something went wrong on our side. Please try again.")
+        return Response(text, 500, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):

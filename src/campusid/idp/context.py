@@ -5,9 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from campusid.idp.apps import AppService
 from campusid.idp.apps.registrations import Registrations
@@ -24,8 +21,7 @@ from campusid.idp.settings import Settings
 from campusid.idp.signin.continuations import Continuations
 from campusid.idp.signin.sessions import LogoutNotifiers
 from campusid.idp.store import Store
-
-TEMPLATES = Path(__file__).parent / "web" / "templates"
+from campusid.idp.templates import PageTemplates
 
 
 @dataclass
@@ -36,7 +32,7 @@ class Context:
     pairwise: PairwiseSubjects
     passwords: Passwords
     apps: AppService
-    templates: Environment
+    templates: PageTemplates
     csrf_key: bytes
     events: Events
     factors: SecondFactors
@@ -70,13 +66,6 @@ def build_context(settings: Settings, store: Store, registrations: Registrations
     """The context of one app; `registrations`: which face checks each app type's registration."""
     # The keys are read by the app's lifespan (or on first use, for a client without lifespan).
     keys = KeyManager(store, settings.secret_key, settings.jwks_max_age, settings.max_token_lifetime)
-    env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        auto_reload=False,  # the templates ship with the package: no stat() of each file per page
-    )
     figures = Figures.for_token(settings.metrics_token)
     events = Events(store, figures=figures)
     return Context(
@@ -86,7 +75,7 @@ def build_context(settings: Settings, store: Store, registrations: Registrations
         pairwise=PairwiseSubjects(settings.secret_key),
         passwords=Passwords(settings.argon2_time_cost, settings.argon2_memory_cost, settings.argon2_parallelism),
         apps=AppService(store, events, registrations),
-        templates=env,
+        templates=PageTemplates(settings.brand),
         csrf_key=derive_key(settings.secret_key, "campusid/csrf/v1"),
         events=events,
         factors=SecondFactors(store, settings.secret_key, "campusid " + settings.issuer.display),

@@ -27,7 +27,9 @@ def description_text(text: str) -> str:
 
 class RequestError(Exception):
     """A request refused with `status` and the code `error`; `retry_after` seconds when it may
-    succeed later (a limit, an outage)."""
+    succeed later (a limit, an outage). `description` is the protocol's error_description (ASCII,
+    RFC 6749 5.2); `message` the same text for a page, which shows it in the reader's language
+    when it was marked for translation (campusid.i18n.N_)."""
 
     status = 400
     error = "invalid_request"
@@ -41,6 +43,7 @@ class RequestError(Exception):
         retry_after: int | None = None,
     ) -> None:
         super().__init__(description)
+        self.message = description
         self.description = description_text(description)
         if error is not None:
             self.error = error

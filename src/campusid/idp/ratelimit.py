@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from limits import RateLimitItem, parse
 from starlette.requests import Request
 
+from campusid.i18n import N_, N_plural
 from campusid.idp import metrics
 from campusid.idp.crypto import derive_key
 from campusid.idp.errors import TooManyRequests
@@ -279,7 +280,9 @@ class Limiter:
 
     @staticmethod
     def message(seconds: int) -> str:
-        return f"Too many sign-in attempts. For your security, please wait {_human(seconds)} and try again."
+        return N_(
+            "Too many sign-in attempts. For your security, please wait %(wait)s and try again.", wait=_human(seconds)
+        )
 
     # -- counting ----------------------------------------------------------------------------
     async def _count(self, op, key: str, item: RateLimitItem) -> float | None:
@@ -317,7 +320,7 @@ class Limiter:
         return Refusal(
             503,
             UNAVAILABLE_RETRY,
-            f"Sign-in is temporarily unavailable. Please try again in {_human(UNAVAILABLE_RETRY)}.",
+            N_("Sign-in is temporarily unavailable. Please try again in %(wait)s.", wait=_human(UNAVAILABLE_RETRY)),
         )
 
     def _limited(self, until: float, limit: str) -> Refusal:
@@ -347,7 +350,8 @@ class Limiter:
 
 
 def _human(seconds: int) -> str:
+    """How long to wait, as a person says it (translated where it is shown)."""
     if seconds < 60:
-        return f"{seconds} second{'s' if seconds != 1 else ''}"
+        return N_plural("%(count)s second", "%(count)s seconds", seconds, count=seconds)
     minutes = math.ceil(seconds / 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return N_plural("%(count)s minute", "%(count)s minutes", minutes, count=minutes)

@@ -23,6 +23,7 @@ import hmac
 from collections.abc import Iterable
 from typing import Any
 
+from campusid.i18n import N_
 from campusid.idp.crypto import b64url, derive_key
 
 ORDINARY = ("openid", "profile", "email", "offline_access")
@@ -55,13 +56,14 @@ CAS_ATTRIBUTES = {
     "student_number": "studentNumber",
 }
 
+# What the consent page and the consoles say each bundle gives (marked: shown in the reader's language).
 DESCRIPTIONS = {
-    "openid": "Sign you in",
-    "profile": "Your name",
-    "email": "Your e-mail address",
-    "offline_access": "Stay signed in when you are not using it",
-    "student_number": "Your student number",
-    "grades.read": "Read your grades",
+    "openid": N_("Sign you in"),
+    "profile": N_("Your name"),
+    "email": N_("Your e-mail address"),
+    "offline_access": N_("Stay signed in when you are not using it"),
+    "student_number": N_("Your student number"),
+    "grades.read": N_("Read your grades"),
 }
 
 

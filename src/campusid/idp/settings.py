@@ -17,6 +17,8 @@ from pathlib import Path
 import platformdirs
 from limits import parse as parse_rate
 
+from campusid import i18n
+from campusid.idp.brand import BrandSettings, BrandSettingsError, load_brand_settings
 from campusid.idp.directory_settings import DirectorySettings, DirectorySettingsError, load_directory_settings
 from campusid.idp.issuer import Issuer, canonical_issuer
 
@@ -65,6 +67,7 @@ class Settings:
     # beside the system's.
     cas_ticket_ttl: int = 60
     cas_proxy_ca_file: str | None = None
+    brand: BrandSettings = field(default_factory=BrandSettings)  # CAMPUSID_BRAND_*: the university's face
     extra: dict = field(default_factory=dict)
 
     @property
@@ -235,6 +238,10 @@ def load_settings(env: dict[str, str] | None = None, *, port: int | None = None)
     try:
         values["directory"] = load_directory_settings(get)
     except DirectorySettingsError as exc:
+        raise SettingsError(str(exc)) from None
+    try:
+        values["brand"] = load_brand_settings(get, i18n.locales())
+    except BrandSettingsError as exc:
         raise SettingsError(str(exc)) from None
     return Settings(
         issuer=issuer,

@@ -42,7 +42,7 @@ def test_signed_out_account_leads_to_the_login_and_back(idp, browser):
 def test_the_page_is_in_simplified_chinese_for_a_chinese_browser(idp, browser):
     local_sign_in(browser, "alice", "/account")
     r = browser.get("/account", headers={"Accept-Language": "zh-CN,zh;q=0.9"})
-    assert 'lang="zh-CN"' in r.text and "我的账户" in r.text and "已连接的应用" in r.text
+    assert 'lang="zh-CN"' in r.text and "个人中心" in r.text and "已授权的应用" in r.text
 
 
 def _native_tokens(idp, browser) -> dict:

@@ -169,7 +169,7 @@ def test_two_tabs_cannot_both_decide(idp, browser, code):
 
 def test_pages_speak_chinese_to_a_chinese_browser(idp, code):
     with TestClient(idp.app, base_url=ISSUER, follow_redirects=False, headers={"Accept-Language": "zh-CN"}) as zh:
-        assert "登录设备" in zh.get("/device").text
+        assert "设备登录" in zh.get("/device").text
         r = enter_code(zh, idp.issuer, "AAAA-AAAA")
         assert r.status_code == 400 and "代码由 8 个字母组成" in r.text
         done = decide(zh, idp.issuer, code["user_code"])

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from PySide6.QtCore import QLocale, QObject, Signal
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
+from campusid.i18n import Translator, translator
+
 from ..bridge.settings import BridgeSettings
 from ..config import DesktopSettings
 from ..core import DesktopCore
 from .bridge_host import BridgeHost
-from .i18n import Texts, choose_language
+from .language import interface_language
 from .single_instance import InstanceServer, hand_over, instance_name
 from .style import app_icon
 from .window import MainWindow
@@ -21,9 +23,9 @@ from .window import MainWindow
 log = logging.getLogger(__name__)
 
 
-def interface_texts() -> Texts:
-    """English or Simplified Chinese from the system locale (LC_ALL/LC_MESSAGES/LANG override it)."""
-    return Texts(choose_language(QLocale.system().name()))
+def interface_texts() -> Translator:
+    """The window's language from the system locale (LC_ALL/LC_MESSAGES/LANG override it)."""
+    return translator(interface_language(QLocale.system().name()))
 
 
 class DesktopApp(QObject):
@@ -37,7 +39,7 @@ class DesktopApp(QObject):
         bridge: BridgeSettings | None,
         bridge_error: Exception | None,
         *,
-        texts: Texts | None = None,
+        texts: Translator | None = None,
         tray: bool | None = None,
     ) -> None:
         super().__init__()
@@ -67,11 +69,11 @@ class DesktopApp(QObject):
 
     def _make_tray(self) -> QSystemTrayIcon:
         tray = QSystemTrayIcon(app_icon(), self)
-        tray.setToolTip(self.texts("tray.tooltip"))
+        tray.setToolTip(self.texts._("CampusID Desktop – bridge running"))
         menu = QMenu()
-        menu.addAction(self.texts("action.show"), self.window.bring_to_front)
+        menu.addAction(self.texts._("Show window"), self.window.bring_to_front)
         menu.addSeparator()
-        menu.addAction(self.texts("action.quit"), self.quit)
+        menu.addAction(self.texts._("Quit"), self.quit)
         tray.setContextMenu(menu)
         self._tray_menu = menu  # the tray does not own its menu
         tray.activated.connect(
@@ -83,7 +85,15 @@ class DesktopApp(QObject):
         if self.tray is None:
             self.quit()
         elif self.bridge.running:
-            self.tray.showMessage(self.texts("app.title"), self.texts("tray.hidden"), app_icon(), 5000)
+            self.tray.showMessage(
+                self.texts._("CampusID Desktop"),
+                self.texts._(
+                    "CampusID Desktop keeps running in the tray so scripts can reach the bridge. "
+                    "Choose Quit from the tray menu to stop it."
+                ),
+                app_icon(),
+                5000,
+            )
 
     def quit(self) -> None:
         """Stop the bridge and leave the event loop (the tray's Quit, or closing without a tray)."""
@@ -120,7 +130,8 @@ def main(
     texts = interface_texts()
     name = instance_name(settings.data_dir)
     if hand_over(name):
-        print(f"campusid-desktop: {texts('instance.handed_over')}", flush=True)
+        handed = texts._("CampusID Desktop is already running; its window has been brought to the front.")
+        print(f"campusid-desktop: {handed}", flush=True)
         return 0
     desktop = DesktopApp(DesktopCore(settings), bridge, bridge_error, texts=texts)
     if not desktop.claim_instance(name):

@@ -8,12 +8,20 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from .i18n import Texts
+from campusid.i18n import N_, Translator
 
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole
 
 GRADE_COLUMNS = ("course_code", "course_name", "term", "credits", "score", "grade_point")
+GRADE_HEADERS = {
+    "course_code": N_("Course code"),
+    "course_name": N_("Course name"),
+    "term": N_("Term"),
+    "credits": N_("Credits"),
+    "score": N_("Score"),
+    "grade_point": N_("Grade point"),
+}
 _NUMERIC = {"credits", "score", "grade_point"}
 
 
@@ -36,7 +44,7 @@ def _shown(column: str, value: Any) -> str:
 
 
 class GradesModel(QAbstractTableModel):
-    def __init__(self, texts: Texts) -> None:
+    def __init__(self, texts: Translator) -> None:
         super().__init__()
         self._texts = texts
         self._rows: list[dict[str, Any]] = []
@@ -70,7 +78,7 @@ class GradesModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self._texts("col." + GRADE_COLUMNS[section])
+            return self._texts.text(GRADE_HEADERS[GRADE_COLUMNS[section]])
         if (
             orientation == Qt.Orientation.Horizontal
             and role == Qt.ItemDataRole.TextAlignmentRole
@@ -81,12 +89,13 @@ class GradesModel(QAbstractTableModel):
 
 
 CALL_COLUMNS = ("time", "method", "path", "outcome")
+CALL_HEADERS = {"time": N_("Time"), "method": N_("Method"), "path": N_("Path"), "outcome": N_("Outcome")}
 
 
 class BridgeCallsModel(QAbstractTableModel):
     """The newest call first; only method, path and status ever reach it (no headers, no query)."""
 
-    def __init__(self, texts: Texts, limit: int = 50) -> None:
+    def __init__(self, texts: Translator, limit: int = 50) -> None:
         super().__init__()
         self._texts = texts
         self._limit = limit
@@ -102,8 +111,11 @@ class BridgeCallsModel(QAbstractTableModel):
             self.endRemoveRows()
 
     def outcome(self, status: int) -> str:
-        key = "outcome.ok" if status < 400 else "outcome.failed" if status < 500 else "outcome.error"
-        return self._texts(key, status=status)
+        if status < 400:
+            return self._texts._("%(status)s OK", status=status)
+        if status < 500:
+            return self._texts._("%(status)s refused", status=status)
+        return self._texts._("%(status)s error", status=status)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802 - Qt API
         return 0 if parent.isValid() else len(self._calls)
@@ -126,5 +138,5 @@ class BridgeCallsModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self._texts("bridge.col." + CALL_COLUMNS[section])
+            return self._texts.text(CALL_HEADERS[CALL_COLUMNS[section]])
         return None

@@ -26,13 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from campusid.i18n import Translator
+
 from ..core import DesktopCore, GradeSnapshot, SessionState
 from ..core import events as ev
 from ..core.errors import CoreError
 from ..core.gpa import GPASummary, credit_weighted_gpa, format_credits, format_gpa
 from .bridge_host import BridgeHost
-from .i18n import Texts
-from .messages import describe_error
+from .messages import SESSION_REVOKED, describe_error
 from .models import SORT_ROLE, BridgeCallsModel, GradesModel
 from .relay import CoreRelay
 from .style import STYLE_SHEET, app_icon
@@ -60,7 +61,7 @@ def _label(text: str = "", name: str | None = None, *, wrap: bool = False) -> QL
 class MainWindow(QMainWindow):
     close_requested = Signal()  # the window was closed by the person (the app decides: tray or quit)
 
-    def __init__(self, core: DesktopCore, bridge: BridgeHost, texts: Texts) -> None:
+    def __init__(self, core: DesktopCore, bridge: BridgeHost, texts: Translator) -> None:
         super().__init__()
         self.core, self.bridge, self.t = core, bridge, texts
         self.hide_on_close = False
@@ -71,7 +72,7 @@ class MainWindow(QMainWindow):
         self._syncing = False
         self.gpa: GPASummary = credit_weighted_gpa([])
 
-        self.setWindowTitle(texts("app.title"))
+        self.setWindowTitle(texts._("CampusID Desktop"))
         self.setWindowIcon(app_icon())
         self.setStyleSheet(STYLE_SHEET)
         self.resize(1120, 720)
@@ -86,7 +87,9 @@ class MainWindow(QMainWindow):
         layout.addWidget(self._build_waiting())
         layout.addWidget(self._build_grades(), 1)
         layout.addWidget(self._build_bridge())
-        self.statusBar().showMessage(texts("status.tokens", detail=core.token_store.detail))
+        self.statusBar().showMessage(
+            texts._("Sign-in tokens are kept in the %(detail)s", detail=core.token_store.detail)
+        )
 
         for event in list(core.events.recent):  # calls that happened before the window existed
             if event.kind == ev.BRIDGE_CALL:
@@ -98,14 +101,14 @@ class MainWindow(QMainWindow):
     # -- building ----------------------------------------------------------------------------
     def _build_header(self) -> QHBoxLayout:
         row = QHBoxLayout()
-        title = QLabel(self.t("app.title"))
+        title = QLabel(self.t._("CampusID Desktop"))
         title.setObjectName("appTitle")
         row.addWidget(title)
         row.addStretch(1)
         self.user_label = _label(name="userLabel")
-        self.sign_in_button = QPushButton(self.t("action.sign_in"))
+        self.sign_in_button = QPushButton(self.t._("Sign in"))
         self.sign_in_button.setObjectName("primary")
-        self.sign_out_button = QPushButton(self.t("action.sign_out"))
+        self.sign_out_button = QPushButton(self.t._("Sign out"))
         self.sign_in_button.clicked.connect(self.sign_in)
         self.sign_out_button.clicked.connect(self.sign_out)
         for widget in (self.user_label, self.sign_in_button, self.sign_out_button):
@@ -118,7 +121,7 @@ class MainWindow(QMainWindow):
         row = QHBoxLayout(self.banner)
         row.setContentsMargins(14, 10, 10, 10)
         self.message_label = _label(name="bannerText", wrap=True)
-        dismiss = QPushButton(self.t("action.dismiss"))
+        dismiss = QPushButton(self.t._("Dismiss"))
         dismiss.setObjectName("flat")
         dismiss.clicked.connect(self.clear_message)
         row.addWidget(self.message_label, 1)
@@ -131,12 +134,17 @@ class MainWindow(QMainWindow):
         self.waiting_panel.setObjectName("waiting")
         row = QHBoxLayout(self.waiting_panel)
         row.setContentsMargins(14, 10, 10, 10)
-        self.waiting_label = _label(self.t("waiting.text"), wrap=True)
+        self.waiting_label = _label(
+            self.t._(
+                "Finish signing in in the browser window that just opened. This window keeps working while you do."
+            ),
+            wrap=True,
+        )
         bar = QProgressBar()
         bar.setRange(0, 0)
         bar.setFixedWidth(140)
         bar.setTextVisible(False)
-        self.cancel_button = QPushButton(self.t("action.cancel"))
+        self.cancel_button = QPushButton(self.t._("Cancel sign-in"))
         self.cancel_button.clicked.connect(self.cancel_sign_in)
         row.addWidget(self.waiting_label, 1)
         row.addWidget(bar)
@@ -147,7 +155,7 @@ class MainWindow(QMainWindow):
     def _build_grades(self) -> QWidget:
         card, layout = _card("gradesCard")
         head = QHBoxLayout()
-        title = QLabel(self.t("grades.title"))
+        title = QLabel(self.t._("Grades"))
         title.setObjectName("cardTitle")
         self.last_sync_label = _label(name="muted")
         self.sync_progress = QProgressBar()
@@ -155,7 +163,7 @@ class MainWindow(QMainWindow):
         self.sync_progress.setFixedWidth(120)
         self.sync_progress.setTextVisible(False)
         self.sync_progress.hide()
-        self.sync_button = QPushButton(self.t("action.sync"))
+        self.sync_button = QPushButton(self.t._("Sync now"))
         self.sync_button.clicked.connect(self.sync_now)
         head.addWidget(title)
         head.addSpacing(12)
@@ -195,9 +203,9 @@ class MainWindow(QMainWindow):
         panel.setFixedWidth(230)
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(14, 12, 14, 12)
-        title = QLabel(self.t("gpa.title"))
+        title = QLabel(self.t._("Grade point average"))
         title.setObjectName("gpaTitle")
-        note = QLabel(self.t("gpa.note"))
+        note = QLabel(self.t._("Credit-weighted"))
         note.setObjectName("muted")
         self.gpa_overall_label = _label(name="gpaOverall")
         self.gpa_credits_label = _label(name="muted")
@@ -214,7 +222,7 @@ class MainWindow(QMainWindow):
     def _build_bridge(self) -> QWidget:
         card, layout = _card("bridgeCard")
         head = QHBoxLayout()
-        title = QLabel(self.t("bridge.title"))
+        title = QLabel(self.t._("Automation bridge"))
         title.setObjectName("cardTitle")
         self.bridge_dot = QLabel("\u25cf")
         self.bridge_status_label = _label(wrap=True)
@@ -223,7 +231,7 @@ class MainWindow(QMainWindow):
         head.addWidget(self.bridge_dot)
         head.addWidget(self.bridge_status_label, 1)
         layout.addLayout(head)
-        calls_title = QLabel(self.t("bridge.calls"))
+        calls_title = QLabel(self.t._("Recent calls"))
         calls_title.setObjectName("muted")
         layout.addWidget(calls_title)
         self.calls_model = BridgeCallsModel(self.t)
@@ -257,12 +265,12 @@ class MainWindow(QMainWindow):
         waiting = state in (SessionState.WAITING_FOR_BROWSER, SessionState.WAITING_FOR_DEVICE)
         signed_in = session is not None
         if waiting:
-            self.user_label.setText(self.t("user.waiting"))
+            self.user_label.setText(self.t._("Waiting for the browser sign-in…"))
         elif signed_in:
             name = session.user_name or self.core.cache.load().student_name
-            self.user_label.setText(self.t("user.signed_in", name=name) if name else self.t("user.unnamed"))
+            self.user_label.setText(self.t._("Signed in as %(name)s", name=name) if name else self.t._("Signed in"))
         else:
-            self.user_label.setText(self.t("user.signed_out"))
+            self.user_label.setText(self.t._("Not signed in"))
         self.waiting_panel.setVisible(waiting)
         self.sign_in_button.setVisible(not signed_in or waiting)
         self.sign_in_button.setEnabled(not waiting)
@@ -274,10 +282,10 @@ class MainWindow(QMainWindow):
         self.grades_model.set_grades(snapshot.grades)
         self.gpa = credit_weighted_gpa(snapshot.grades)
         if snapshot.synced_at is None:
-            self.last_sync_label.setText(self.t("grades.never_synced"))
+            self.last_sync_label.setText(self.t._("Not synced yet"))
         else:
-            when = snapshot.synced_at.astimezone().strftime("%Y-%m-%d %H:%M")
-            self.last_sync_label.setText(self.t("grades.last_sync", when=when))
+            when = self.t.moment(snapshot.synced_at.astimezone())
+            self.last_sync_label.setText(self.t._("Last synced %(when)s", when=when))
         self._show_gpa()
         self._show_empty_hint()
 
@@ -288,11 +296,11 @@ class MainWindow(QMainWindow):
                 item.widget().deleteLater()
         self.gpa_overall_label.setText(format_gpa(self.gpa.overall))
         self.gpa_credits_label.setText(
-            f"{self.t('gpa.overall')} \u00b7 {self.t('gpa.credits', credits=format_credits(self.gpa.credits))}"
+            f"{self.t._('Overall')} \u00b7 {self.t._('%(credits)s credits', credits=format_credits(self.gpa.credits))}"
         )
         for row, term in enumerate(sorted(self.gpa.terms, key=lambda t: t.term)):
             name = QLabel(term.term)
-            credits = QLabel(self.t("gpa.credits", credits=format_credits(term.credits)))
+            credits = QLabel(self.t._("%(credits)s credits", credits=format_credits(term.credits)))
             credits.setObjectName("muted")
             value = QLabel(format_gpa(term.gpa))
             value.setObjectName("gpaTerm")
@@ -313,21 +321,27 @@ class MainWindow(QMainWindow):
     def _show_empty_hint(self) -> None:
         empty = self.grades_model.rowCount() == 0
         signed_in = self.core.session.current is not None
-        self.grades_empty.setText(self.t("grades.empty_signed_in" if signed_in else "grades.empty_signed_out"))
+        if signed_in:
+            hint = self.t._("No grades on this computer yet. Select “Sync now” to fetch them.")
+        else:
+            hint = self.t._("Sign in to see your grades.")
+        self.grades_empty.setText(hint)
         self.grades_empty.setVisible(empty)
         self.grades_view.setVisible(not empty)
 
     def refresh_bridge_status(self) -> None:
         if self.bridge.running:
-            text, colour = self.t("bridge.running", address=self.bridge.address), "#1e7b34"
+            text, colour = self.t._("Running at %(address)s", address=self.bridge.address), "#1e7b34"
         elif self.bridge.reason:
-            text, colour = self.t("bridge.not_running", reason=self.bridge.reason), "#b3261e"
+            text, colour = self.t._("Not running: %(reason)s", reason=self.bridge.reason), "#b3261e"
         else:
-            text, colour = self.t("bridge.stopped"), "#6b7280"
+            text, colour = self.t._("Stopped"), "#6b7280"
         self.bridge_status_label.setText(text)
         self.bridge_dot.setStyleSheet(f"color: {colour};")
         address = self.bridge.address or "http://127.0.0.1"
-        self.calls_empty.setText(self.t("bridge.no_calls", address=address))
+        self.calls_empty.setText(
+            self.t._("No calls yet. Scripts and chat bots reach this app at %(address)s.", address=address)
+        )
         self._show_calls_hint()
 
     def _show_calls_hint(self) -> None:
@@ -391,14 +405,16 @@ class MainWindow(QMainWindow):
         else:
             snapshot = future.result()
             self.load_grades(snapshot)
-            self.statusBar().showMessage(self.t("grades.synced", count=len(snapshot.grades)), 8000)
+            count = len(snapshot.grades)
+            updated = self.t.ngettext("Grades updated: %(count)s course.", "Grades updated: %(count)s courses.", count)
+            self.statusBar().showMessage(updated % {"count": count}, 8000)
         self.apply_state()
 
     def _set_syncing(self, syncing: bool) -> None:
         self._syncing = syncing
         self.sync_progress.setVisible(syncing)
         if syncing:
-            self.last_sync_label.setText(self.t("grades.syncing"))
+            self.last_sync_label.setText(self.t._("Syncing grades…"))
         self.sync_button.setEnabled(not syncing and self.core.session.current is not None)
 
     def sign_out(self) -> None:
@@ -421,7 +437,7 @@ class MainWindow(QMainWindow):
         elif event.kind == ev.STATE_CHANGED:
             self.apply_state()
             if event.data.get("reason") == "session_revoked":  # campusid ended the sign-in
-                self.show_message(self.t("session.revoked"))
+                self.show_message(self.t.text(SESSION_REVOKED))
         elif event.kind == ev.SYNC_STARTED and not self._syncing:
             self._set_syncing(True)  # a sync started by a script through the bridge
         elif event.kind in (ev.SYNC_FINISHED, ev.SYNC_FAILED):
@@ -430,7 +446,7 @@ class MainWindow(QMainWindow):
             self._set_syncing(False)
             self.apply_state()
         elif event.kind == ev.LOGIN_URL_OPENED and not event.data.get("browser_opened", True):
-            self.show_message(self.t("waiting.no_browser"))
+            self.show_message(self.t._("No browser could be opened. Check your default browser, then try again."))
 
     # -- lifetime ----------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API

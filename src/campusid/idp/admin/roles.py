@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from campusid.i18n import N_
 from campusid.idp.accounts.rules import ROLES
 from campusid.idp.apps import Forbidden, NotFound, ValidationFailed
 from campusid.idp.store import Store
@@ -28,13 +29,13 @@ async def change_role(store: Store, username: str, role: str, by: str) -> dict:
     console always keeps at least the admin who is using it."""
     actor = await store.users.by_username(by)
     if actor is None or actor.role != "admin":
-        raise Forbidden("only administrators change roles")
+        raise Forbidden(N_("only administrators change roles"))
     if role not in ROLES:
-        raise ValidationFailed(f"role must be one of {', '.join(ROLES)}")
+        raise ValidationFailed(N_("role must be one of %(roles)s", roles=", ".join(ROLES)))
     user = await store.users.by_username(username)
     if user is None:
-        raise NotFound(f"no user {username!r}")
+        raise NotFound(N_("no user %(username)r", username=username))
     if user.id == actor.id and role != "admin":
-        raise Forbidden("you cannot remove your own administrator role; ask another administrator")
+        raise Forbidden(N_("you cannot remove your own administrator role; ask another administrator"))
     await store.users.set_role(user.id, role)
     return user_view(user, role)

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from campusid.i18n import N_
 from campusid.idp import events as ev
 from campusid.idp import release
 from campusid.idp.admin import roles
@@ -20,7 +21,21 @@ from campusid.idp.portal import views
 from campusid.idp.portal.web import ADMIN_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
 
 PURPOSE = "admin"
-DONE = ("approved", "rejected", "suspended", "reinstated", "role")
+# What the console says after a decision (`?done=`).
+DONE = {
+    "approved": N_("Approved."),
+    "rejected": N_("Rejected; the developer will see your feedback."),
+    "suspended": N_("Suspended."),
+    "reinstated": N_("Reinstated."),
+    "role": N_("The role was changed."),
+}
+# What the Events page says about a filter it cannot use.
+EVENT_FILTER_PROBLEMS = {
+    "bad_value": N_("A filter holds a character that cannot be searched."),
+    "bad_type": N_("That is not an event type."),
+    "bad_since": N_("The time is not a date and time such as 2026-01-31T08:00."),
+    "bad_page": N_("That page does not exist."),
+}
 
 
 def _ctx(request: Request) -> Context:
@@ -33,16 +48,15 @@ async def _admin(request: Request) -> tuple[Context, Viewer | None, Response | N
     return ctx, viewer, denied
 
 
-def _notice(viewer: Viewer, request: Request) -> str | None:
-    done = request.query_params.get("done")
-    return viewer.t(f"done.{done}") if done in DONE else None
+def _notice(request: Request) -> str | None:
+    return DONE.get(request.query_params.get("done") or "")
 
 
 async def queue(request: Request) -> Response:
     ctx, viewer, denied = await _admin(request)
     if denied:
         return denied
-    return render(ctx, viewer, "admin/queue.html", items=await ctx.apps.review_queue(), notice=_notice(viewer, request))
+    return render(ctx, viewer, "admin/queue.html", items=await ctx.apps.review_queue(), notice=_notice(request))
 
 
 async def all_apps(request: Request) -> Response:
@@ -76,7 +90,7 @@ async def _detail(
         cas_release=views.cas_release(app["granted_scopes"] if reviewing is None else proposed["scopes"]),
         scopes=views.scope_rows(proposed),
         current_scopes=views.scope_rows(app, app["granted_scopes"]),
-        history=views.history(app["history"], viewer.t),
+        history=views.history(app["history"]),
         own=app["owner"] == viewer.username,
         can_suspend=app["state"] == ACTIVE,
         can_reinstate=app["state"] == SUSPENDED,
@@ -93,7 +107,7 @@ async def detail(request: Request) -> Response:
         await ctx.apps.get(client_id)
     except AppError as exc:
         return app_error(ctx, viewer, exc, back=ctx.path("/admin"))
-    return await _detail(ctx, viewer, client_id, notice=_notice(viewer, request))
+    return await _detail(ctx, viewer, client_id, notice=_notice(request))
 
 
 def _decision(action: str, done: str):
@@ -132,7 +146,7 @@ async def audit(request: Request) -> Response:
     if denied:
         return denied
     events = list(reversed(await ctx.apps.audit_log()))
-    return render(ctx, viewer, "admin/audit.html", events=views.history(events, viewer.t))
+    return render(ctx, viewer, "admin/audit.html", events=views.history(events))
 
 
 EVENTS_PER_PAGE = 50
@@ -149,28 +163,29 @@ def _since(value: str) -> int:
 
 def event_filters(query) -> tuple[dict, dict, str | None]:
     """The Events page's query: (the filters as typed, to show again; the store's arguments; the
-    i18n key of the first problem, or None). A hostile value is a problem to show, never a 500."""
+    kind of the first problem (EVENT_FILTER_PROBLEMS), or None). A hostile value is a problem to
+    show, never a 500."""
     typed = {name: (query.get(name) or "").strip()[:100] for name in ("user", "client", "type", "since", "before")}
     args: dict = {}
     try:
         args["username"], args["client_id"] = ev.as_filter(typed["user"]), ev.as_filter(typed["client"])
     except ValueError:
-        return typed, args, "events.bad_value"
+        return typed, args, "bad_value"
     if typed["type"] and typed["type"] not in ev.TYPES:
-        return typed, args, "events.bad_type"
+        return typed, args, "bad_type"
     args["type"] = typed["type"] or None
     if typed["since"]:
         try:
             args["since"] = _since(typed["since"])
         except (ValueError, OverflowError, OSError):
-            return typed, args, "events.bad_since"
+            return typed, args, "bad_since"
     if typed["before"]:
         if (
             not typed["before"].isascii()
             or not typed["before"].isdigit()
             or not 0 < int(typed["before"]) < _MAX_EVENT_ID
         ):
-            return typed, args, "events.bad_page"
+            return typed, args, "bad_page"
         args["before_id"] = int(typed["before"])
     return typed, args, None
 
@@ -197,7 +212,7 @@ async def events_page(request: Request) -> Response:
         events=shown,
         filters=typed,
         types=sorted(ev.TYPES),
-        problem=viewer.t(problem) if problem else None,
+        problem=EVENT_FILTER_PROBLEMS[problem] if problem else None,
         paged="before_id" in args,
         newest_url=base + ("?" + urlencode(kept) if kept else ""),
         older_url=older,
@@ -214,7 +229,7 @@ async def users(request: Request) -> Response:
         "admin/users.html",
         users=await roles.list_users(ctx.store),
         roles=roles.ROLES,
-        notice=_notice(viewer, request),
+        notice=_notice(request),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from campusid.i18n import N_
 from campusid.idp.apps.errors import Forbidden, ValidationFailed
 from campusid.idp.apps.states import ACTIVE, STATES, UNDER_REVIEW
 from campusid.idp.store.rows import Client, ClientEvent
@@ -15,7 +16,7 @@ class QueriesMixin:
         app = await self.get(client_id)
         user = await self._store.users.by_username(username)
         if user is None or app.owner_id != user.id:
-            raise Forbidden("this application belongs to another developer")
+            raise Forbidden(N_("this application belongs to another developer"))
         return app
 
     async def list_owned(self, username: str) -> list[dict]:
@@ -26,7 +27,7 @@ class QueriesMixin:
 
     async def list_all(self, state: str | None = None) -> list[dict]:
         if state is not None and state not in STATES:
-            raise ValidationFailed(f"state must be one of {', '.join(STATES)}")
+            raise ValidationFailed(N_("state must be one of %(states)s", states=", ".join(STATES)))
         return [await self.summary(a) for a in await self._store.apps.list(state=state)]
 
     async def review_queue(self) -> list[dict]:

@@ -10,6 +10,7 @@ import inspect
 from collections.abc import Iterable
 from typing import Protocol
 
+from campusid.i18n import N_
 from campusid.idp.apps.errors import ValidationFailed
 
 
@@ -51,7 +52,7 @@ class Registrations:
     def of(self, app_type: str) -> Registration:
         face = self._by_type.get(app_type)
         if face is None:
-            raise ValidationFailed(f"type must be {' or '.join(self.types) or 'a registered type'}")
+            raise ValidationFailed(N_("type must be %(types)s", types=" or ".join(self.types) or "a registered type"))
         return face
 
 
@@ -65,7 +66,7 @@ def registration_args(face: Registration, app_type: str, given: dict) -> dict:
         if name in accepted:
             out[name] = value
         elif value:
-            raise ValidationFailed(f"a {app_type} app has no {name.replace('_', ' ')}")
+            raise ValidationFailed(N_("a %(type)s app has no %(field)s", type=app_type, field=name.replace("_", " ")))
     return out
 
 
@@ -96,5 +97,11 @@ def known_grant_types(known: tuple[str, ...], grant_types: Iterable[str] | None)
     out = list(dict.fromkeys(grant_types or ()))
     unknown = [g for g in out if g not in known]
     if unknown:
-        raise ValidationFailed(f"unknown grant type(s): {', '.join(unknown)}; known: {', '.join(known)}")
+        raise ValidationFailed(
+            N_(
+                "unknown grant type(s): %(unknown)s; known: %(known)s",
+                unknown=", ".join(unknown),
+                known=", ".join(known),
+            )
+        )
     return out

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import time
 
+from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import InvalidTransition, ValidationFailed
 from campusid.idp.apps.registrations import given_registration, registration_args
 from campusid.idp.apps.states import ACTIVE, REJECTED, UNDER_REVIEW
 from campusid.idp.store.rows import ClientConfig, ClientEvent
+
+CHANGED_MEANWHILE = N_("the application changed while you were working; reload and try again")
 
 
 def _now() -> int:
@@ -41,10 +44,13 @@ class RevisionsMixin:
         app = await self.get(client_id)
         if app.state != ACTIVE:
             raise InvalidTransition(
-                f"only an active application takes a revision; this one is {app.state} (edit it instead)"
+                N_(
+                    "only an active application takes a revision; this one is %(state)s (edit it instead)",
+                    state=app.state,
+                )
             )
         if app.revision_state == UNDER_REVIEW:
-            raise InvalidTransition("a revision of this application is already under review")
+            raise InvalidTransition(N_("a revision of this application is already under review"))
         face = self.registrations.of(app.type)
         new_scopes = face.bundles(scopes)
         rules.check_app(name, new_scopes)
@@ -78,7 +84,7 @@ class RevisionsMixin:
         app = await self._for_review(client_id, by)
         revision = app.revision or {}
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
-            raise InvalidTransition("this application has no revision under review")
+            raise InvalidTransition(N_("this application has no revision under review"))
         granted = release.grantable(
             list(revision["scopes"]), self._approved_sensitive(revision["scopes"], grant_scopes)
         )
@@ -103,14 +109,14 @@ class RevisionsMixin:
         if not await self._store.apps.apply_revision(
             UNDER_REVIEW, config, granted, event, granted_types, app_type=app.type
         ):
-            raise InvalidTransition("the application changed while you were working; reload and try again")
+            raise InvalidTransition(CHANGED_MEANWHILE)
         await self._audited(event, "approved")
         return await self.show(client_id)
 
     async def reject_revision(self, client_id: str, by: str, feedback: str) -> dict:
         app = await self._for_review(client_id, by)
         if app.state != ACTIVE or app.revision_state != UNDER_REVIEW:
-            raise InvalidTransition("this application has no revision under review")
+            raise InvalidTransition(N_("this application has no revision under review"))
         feedback = rules.check_feedback(feedback)
         await self._revision_step(app, (UNDER_REVIEW,), app.revision, REJECTED, "revision_reject", by, feedback)
         return await self.show(client_id)
@@ -122,7 +128,9 @@ class RevisionsMixin:
         approved = [s for s in grant_scopes if s in release.SENSITIVE]
         not_requested = [s for s in approved if s not in requested]
         if not_requested:
-            raise ValidationFailed(f"cannot grant scopes the app did not request: {', '.join(not_requested)}")
+            raise ValidationFailed(
+                N_("cannot grant scopes the app did not request: %(scopes)s", scopes=", ".join(not_requested))
+            )
         return approved
 
     async def _revision_step(
@@ -138,8 +146,8 @@ class RevisionsMixin:
         """Set the pending revision and its state, if the app's revision is still in the state it
         was read in (one of `from_states`); audited."""
         if app.revision_state not in from_states:
-            raise InvalidTransition("the application changed while you were working; reload and try again")
+            raise InvalidTransition(CHANGED_MEANWHILE)
         event = ClientEvent(None, app.client_id, actor, action, ACTIVE, ACTIVE, feedback, _now())
         if not await self._store.apps.set_revision(app.revision_state, revision, revision_state, event):
-            raise InvalidTransition("the application changed while you were working; reload and try again")
+            raise InvalidTransition(CHANGED_MEANWHILE)
         await self._audited(event, revision_state)

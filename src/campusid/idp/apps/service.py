@@ -10,6 +10,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
+from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps import rules
 from campusid.idp.apps.errors import AppError, Forbidden, InvalidTransition, NotFound, ValidationFailed
@@ -88,7 +89,7 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def get(self, client_id: str) -> Client:
         app = await self._store.apps.get(client_id)
         if app is None:
-            raise NotFound(f"no application with client_id {client_id!r}")
+            raise NotFound(N_("no application with client_id %(client_id)r", client_id=client_id))
         return app
 
     async def show(self, client_id: str) -> dict:
@@ -129,7 +130,7 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def _user(self, username: str, what: str) -> User:
         user = await self._store.users.by_username(username)
         if user is None:
-            raise ValidationFailed(f"{what} {username!r} is not a known user")
+            raise ValidationFailed(N_("%(who)s %(username)r is not a known user", who=what, username=username))
         return user
 
     # -- transitions ----------------------------------------------------------------------
@@ -172,7 +173,7 @@ class AppService(RevisionsMixin, QueriesMixin):
         if client_id is None:
             client_id = f"app-{secrets.token_hex(10)}"
         elif not _CLIENT_ID.match(client_id) or _SUB_SHAPE.match(client_id):
-            raise ValidationFailed("client_id must be 3-64 letters, digits, '.', '_' or '-'")
+            raise ValidationFailed(N_("client_id must be 3-64 letters, digits, '.', '_' or '-'"))
         secret = new_token(32) if app_type == "web" else None
         now = _now()
         row = Client(
@@ -202,7 +203,9 @@ class AppService(RevisionsMixin, QueriesMixin):
         try:
             await self._store.apps.create(row, event)
         except Conflict:
-            raise InvalidTransition(f"an application with client_id {client_id!r} exists") from None
+            raise InvalidTransition(
+                N_("an application with client_id %(client_id)r exists", client_id=client_id)
+            ) from None
         await self._audited(event)
         return await self.show(client_id), secret
 
@@ -227,7 +230,12 @@ class AppService(RevisionsMixin, QueriesMixin):
         app = await self.get(client_id)
         if app.state not in from_states:
             raise InvalidTransition(
-                f"cannot {action} an application that is {app.state} (only from {' or '.join(from_states)})"
+                N_(
+                    "cannot %(action)s an application that is %(state)s (only from %(from_states)s)",
+                    action=action,
+                    state=app.state,
+                    from_states=" or ".join(from_states),
+                )
             )
         event = ClientEvent(None, client_id, actor, action, app.state, to_state, feedback, _now())
         if suspend:
@@ -246,7 +254,7 @@ class AppService(RevisionsMixin, QueriesMixin):
             )
         if not ok:
             raise InvalidTransition(
-                f"the application changed state while you were working; it is no longer {app.state}"
+                N_("the application changed state while you were working; it is no longer %(state)s", state=app.state)
             )
         if event.from_state != event.to_state:  # an edit or a new secret changes no state
             await self._audited(event)
@@ -272,7 +280,9 @@ class AppService(RevisionsMixin, QueriesMixin):
         backchannel_logout_uri removes it)."""
         app = await self.get(client_id)
         if app.state not in EDITABLE:
-            raise InvalidTransition(f"cannot edit an application that is {app.state} (only draft or rejected)")
+            raise InvalidTransition(
+                N_("cannot edit an application that is %(state)s (only draft or rejected)", state=app.state)
+            )
         face = self.registrations.of(app.type)
         new_name = name if name is not None else app.name
         new_scopes = face.bundles(scopes) if scopes is not None else list(app.scopes)
@@ -310,10 +320,10 @@ class AppService(RevisionsMixin, QueriesMixin):
         """The app, once `by` is an admin other than its owner (nobody reviews their own app)."""
         reviewer = await self._user(by, "reviewer")
         if reviewer.role != "admin":
-            raise Forbidden(f"{by!r} is not an admin; only admins review applications")
+            raise Forbidden(N_("%(by)r is not an admin; only admins review applications", by=by))
         app = await self.get(client_id)
         if reviewer.id == app.owner_id:
-            raise Forbidden("nobody reviews their own application")
+            raise Forbidden(N_("nobody reviews their own application"))
         return app
 
     async def approve(
@@ -363,7 +373,7 @@ class AppService(RevisionsMixin, QueriesMixin):
     async def rotate_secret(self, client_id: str, actor: str | None = None) -> str:
         app = await self.get(client_id)
         if app.type != "web":
-            raise InvalidTransition("native applications are public clients and have no secret")
+            raise InvalidTransition(N_("native applications are public clients and have no secret"))
         secret = new_token(32)
         await self._transition(
             client_id, (app.state,), app.state, "rotate_secret", actor, secret_hash=token_hash(secret)

@@ -242,7 +242,10 @@ def read_definition(text: str) -> Draft:
     notes: list[str] = []
     path = service.split("://", 1)[1].partition("/")[2]
     if path and not path.endswith("/") and re.search(r"\.[*+]\$?$", pattern):
-        notes.append(f"Apereo matched /{path}… inside a segment too; campusid matches /{path} and below only")
+        # a note of the CLI's report to an operator (apps import-cas): English, as the CLI's output is
+        notes.append(
+            f"Apereo matched /{path}… inside a segment too; campusid matches /{path} and below only"  # i18n: ignore
+        )
     name = str(data.get("name") or "").strip() or service
     try:
         services = [canonical(service)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps.errors import ValidationFailed
 from campusid.idp.apps.registrations import known_grant_types
@@ -30,20 +31,24 @@ class CASRegistration:
         useless = [s for s in out if s in release.ALL and s not in CAS_BUNDLES]
         if useless:
             raise ValidationFailed(
-                f"a CAS app cannot use the scope(s) {', '.join(useless)}; CAS releases {', '.join(CAS_BUNDLES)}"
+                N_(
+                    "a CAS app cannot use the scope(s) %(scopes)s; CAS releases %(released)s",
+                    scopes=", ".join(useless),
+                    released=", ".join(CAS_BUNDLES),
+                )
             )
         return out
 
     def check(self, app_type: str, *, services: list[str], grant_types: Iterable[str] | None = ()) -> dict:
         wanted = list(dict.fromkeys(services))
         if not wanted:
-            raise ValidationFailed("at least one service URL is required (--service)")
+            raise ValidationFailed(N_("at least one service URL is required (--service)"))
         if len(wanted) > MAX_SERVICES:
-            raise ValidationFailed(f"at most {MAX_SERVICES} service URLs")
+            raise ValidationFailed(N_("at most %(max)s service URLs", max=MAX_SERVICES))
         for service in wanted:
             problem = registration_problem(service)
             if problem:
-                raise ValidationFailed(f"service {service!r} {problem}")
+                raise ValidationFailed(N_("service %(service)r %(problem)s", service=service, problem=problem))
         return {
             "services": list(dict.fromkeys(canonical(s) for s in wanted)),
             "grant_types": self.check_grant_types(grant_types),

@@ -11,6 +11,8 @@ from urllib.parse import urlencode, urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from campusid import i18n
+from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps.service import ACTIVE
 from campusid.idp.context import Context
@@ -47,68 +49,79 @@ from campusid.idp.web.browser import (
     set_session_cookie,
     with_handle,
 )
-from campusid.idp.web.http import error_page, is_form, read_body, see_other
+from campusid.idp.web.http import is_form, read_body, see_other
 from campusid.idp.web.params import MAX_PARAMS, decode_component
+from campusid.idp.web.render import error_page
 
 PROMPTS = ("none", "login", "consent")
-GONE = "This sign-in can no longer continue. Start again from the application."
+GONE = N_("This sign-in can no longer continue. Start again from the application.")
 
 
 async def _raw_params(request: Request) -> dict[str, list[str]]:
     """Every parameter with all its values, so duplicates can be judged after the client is known."""
     if request.method == "POST":
         if not is_form(request):
-            raise BadAuthorizationRequest("The sign-in request must be sent as a form.")
+            raise BadAuthorizationRequest(N_("The sign-in request must be sent as a form."))
         raw = await read_body(request)
     else:
         raw = request.scope.get("query_string", b"")
     out: dict[str, list[str]] = {}
     pairs = [p for p in raw.split(b"&") if p]
     if len(pairs) > MAX_PARAMS:
-        raise BadAuthorizationRequest("The sign-in request has too many parameters.")
+        raise BadAuthorizationRequest(N_("The sign-in request has too many parameters."))
     for pair in pairs:
         k, _, v = pair.partition(b"=")
         try:
             key, value = decode_component(k, "a parameter name"), decode_component(v, "a parameter")
         except RequestError:
-            raise BadAuthorizationRequest("The sign-in request is not valid UTF-8.") from None
+            raise BadAuthorizationRequest(N_("The sign-in request is not valid UTF-8.")) from None
         if len(value) > 4096:
-            raise BadAuthorizationRequest("The sign-in request has a parameter that is too long.")
+            raise BadAuthorizationRequest(N_("The sign-in request has a parameter that is too long."))
         out.setdefault(key, []).append(value)
     return out
 
 
-def _single(raw: dict[str, list[str]], name: str, what: str) -> str | None:
+def _single(raw: dict[str, list[str]], name: str, twice: str) -> str | None:
+    """The parameter's one value; `twice`: what the page says when it is given more than once."""
     values = raw.get(name)
     if not values:
         return None
     if len(values) > 1:
-        raise BadAuthorizationRequest(f"The sign-in request names more than one {what}.")
+        raise BadAuthorizationRequest(twice)
     return values[0]
 
 
 def requested_client_id(raw: dict[str, list[str]]) -> str:
-    client_id = _single(raw, "client_id", "application")
+    client_id = _single(raw, "client_id", N_("The sign-in request names more than one application."))
     if not client_id:
-        raise BadAuthorizationRequest("The sign-in request does not name an application (client_id).")
+        raise BadAuthorizationRequest(N_("The sign-in request does not name an application (client_id)."))
     return client_id
+
+
+def asked_locale(raw: dict[str, list[str]]) -> str | None:
+    """The catalogue the request's `ui_locales` prefers (OpenID Connect Core 1.0 3.1.2.1: the
+    End-User's preferred languages for the pages of this sign-in), or None; given twice, none."""
+    values = raw.get("ui_locales") or []
+    return i18n.ui_locales(values[0]) if len(values) == 1 else None
 
 
 def check_client(context: AuthorizeContext | None) -> Client:
     """Unknown or inactive clients never get a redirect (RFC 6749 4.1.2.1)."""
     if context is None:
-        raise BadAuthorizationRequest("The application that sent you here is not registered.")
+        raise BadAuthorizationRequest(N_("The application that sent you here is not registered."))
     client = context.client
     if client.state != ACTIVE:
-        raise BadAuthorizationRequest("The application that sent you here is not active, so it cannot sign you in.")
+        raise BadAuthorizationRequest(N_("The application that sent you here is not active, so it cannot sign you in."))
     return client
 
 
 def check_redirect_uri(client: Client, raw: dict[str, list[str]]) -> str:
     """Exact match, RFC 8252 7.3 loopback port exception for native clients; a missing one is unregistered."""
-    redirect_uri = _single(raw, "redirect_uri", "return address (redirect_uri)")
+    redirect_uri = _single(
+        raw, "redirect_uri", N_("The sign-in request names more than one return address (redirect_uri).")
+    )
     if not redirect_uri or not matches_registered(redirect_uri, client.redirect_uris, client.type):
-        raise BadAuthorizationRequest("The return address (redirect_uri) is not registered for this application.")
+        raise BadAuthorizationRequest(N_("The return address (redirect_uri) is not registered for this application."))
     return redirect_uri
 
 
@@ -238,20 +251,28 @@ async def issue_code(ctx: Context, client: Client, req: dict, sign_in: SignIn) -
     return response
 
 
-def authorization_error(ctx: Context, exc: RequestError, verified: tuple[str, str | None] | None) -> Response:
+def authorization_error(
+    ctx: Context,
+    request: Request,
+    exc: RequestError,
+    verified: tuple[str, str | None] | None,
+    asked: str | None = None,
+) -> Response:
     """The authorization endpoint's answer to a refused request (RFC 6749 4.1.2.1): the HTML 400
-    page until the client and its redirect_uri are verified (`verified`: that redirect_uri and the
-    request's one `state`), then a redirect there with the error, `state` and `iss`."""
+    page (in the language the request asked for, `asked`) until the client and its redirect_uri are
+    verified (`verified`: that redirect_uri and the request's one `state`), then a redirect there
+    with the error, `state` and `iss`."""
     if verified is None or isinstance(exc, BadAuthorizationRequest):
-        return error_page(ctx, exc.message if isinstance(exc, BadAuthorizationRequest) else exc.description)
+        return error_page(ctx, request, exc.message, asked=asked)
     return error_redirect(ctx, verified[0], exc, verified[1])
 
 
 async def authorize(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    verified = None
+    verified = asked = None
     try:
         raw = await _raw_params(request)
+        asked = asked_locale(raw)
         client_id = requested_client_id(raw)
         # One round trip: the client, this browser's live session and the user's consent for it.
         session_id = session_cookie(ctx, request)
@@ -280,10 +301,11 @@ async def authorize(request: Request) -> Response:
             "prompts": sorted(check_prompt(params)),
             "max_age": check_max_age(params),
             "acr_mfa": policy.acr_requested(params.get("acr_values")),
+            "locale": asked,
         }
         return await decide(ctx, request, context, req, now)
     except RequestError as exc:
-        return authorization_error(ctx, exc, verified)
+        return authorization_error(ctx, request, exc, verified, asked)
 
 
 def _policy(client: Client, req: Mapping) -> AppPolicy:
@@ -307,16 +329,26 @@ async def decide(ctx: Context, request: Request, context: AuthorizeContext, req:
         if "none" in prompts:
             raise LoginRequired("the user is not signed in")
         # The login form in this response: one request less per sign-in than a redirect to /login.
-        begun, binder = new_pending(ctx, request, KIND, req, client_id=client.client_id, client_name=client.name)
+        begun, binder = new_pending(
+            ctx, request, KIND, req, client_id=client.client_id, client_name=client.name, locale=req.get("locale")
+        )
         await ctx.store.sessions.create_interaction(begun.row)
-        response = login_page(ctx, begun)
+        response = login_page(ctx, request, begun)
         keep_binder(ctx, response, binder)
         return response
     if consent.needed(consent.remembered(context.consent_scope), req["scopes"], "consent" in prompts):
         if "none" in prompts:
             raise ConsentRequired("the user has not approved this application")
         begun, binder = new_pending(
-            ctx, request, KIND, req, stages.CONSENT, session, client_id=client.client_id, client_name=client.name
+            ctx,
+            request,
+            KIND,
+            req,
+            stages.CONSENT,
+            session,
+            client_id=client.client_id,
+            client_name=client.name,
+            locale=req.get("locale"),
         )
         await ctx.store.sessions.create_interaction(begun.row)
         response = see_other(with_handle(ctx.path("/consent"), begun))
@@ -350,7 +382,7 @@ class AuthorizeContinuation:
         client, consent_scope = await _client_and_consent(ctx, at, sign_in.user_id)
         grant = next_step = None
         if client is None or client.state != ACTIVE:
-            response = error_page(ctx, GONE)
+            response = error_page(ctx, request, GONE, asked=at.locale)
         elif not consent.needed(consent.remembered(consent_scope), req["scopes"], "consent" in req["prompts"]):
             response, grant = await code_grant(ctx, client, req, sign_in)
         else:
@@ -366,7 +398,12 @@ class AuthorizeContinuation:
             next_interaction=next_step.row if next_step is not None else None,
         )
         if not finished:
-            return error_page(ctx, "This sign-in was already completed. Start again from the application.")
+            return error_page(
+                ctx,
+                request,
+                N_("This sign-in was already completed. Start again from the application."),
+                asked=at.locale,
+            )
         set_session_cookie(ctx, response, session_raw)
         return response
 
@@ -376,7 +413,7 @@ class AuthorizeContinuation:
         req = at.request
         client = await ctx.store.apps.get(at.client_id)
         if client is None or client.state != ACTIVE:
-            return error_page(ctx, GONE)
+            return error_page(ctx, request, GONE, asked=at.locale)
         return ConsentAsk(client.name, tuple(req["scopes"]), recipient=urlsplit(req["redirect_uri"]).netloc)
 
     async def decided(
@@ -387,7 +424,7 @@ class AuthorizeContinuation:
             return error_redirect(ctx, req["redirect_uri"], AccessDenied("the user denied the request"), req["state"])
         client = await ctx.store.apps.get(at.client_id)
         if client is None or client.state != ACTIVE:
-            return error_page(ctx, GONE)
+            return error_page(ctx, request, GONE, asked=at.locale)
         return await issue_code(ctx, client, req, subject)
 
 

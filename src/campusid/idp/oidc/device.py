@@ -9,7 +9,7 @@ Wrong codes count against the client IP's submissions, as wrong passwords do, an
 every submission is 429 until the window passes (RFC 8628 5.1). The entry form's CSRF token is
 bound to a cookie of its own (nobody need be signed in yet); the sign-in that follows is a
 pending sign-in of the kind `oidc.device` (DeviceContinuation), whose consent names the device.
-Pages are English or Simplified Chinese by Accept-Language.
+Pages speak the reader's language (web/language.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import math
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid.i18n import N_, N_plural
 from campusid.idp.apps.states import ACTIVE
 from campusid.idp.context import Context
 from campusid.idp.crypto import new_token
@@ -47,10 +48,21 @@ from campusid.idp.web.browser import (
     set_session_cookie,
     with_handle,
 )
-from campusid.idp.web.http import fill_in, language, page, page_endpoint, query_params, read_form, see_other
+from campusid.idp.web.http import query_params, read_form, see_other
+from campusid.idp.web.render import page, page_endpoint
 
 KIND = "oidc.device"  # the pending sign-ins begun on /device
 ENTRY_COOKIE = "campusid_device"  # binds the entry form's CSRF token to this browser
+# What the entry form says about a code it cannot take, by MalformedUserCode's reason.
+WRONG_CODE = {
+    "empty": N_("Enter the code your device shows."),
+    "too_long": N_("That is far too long to be a code. Codes have 8 letters, like BCDF-GHJK."),
+    "malformed": N_("That is not a code from a device. Codes have 8 letters (no vowels, no digits), like BCDF-GHJK."),
+    "unknown": N_(
+        "This code is not valid: it may be mistyped, expired or already used. Check the device and try again."
+    ),
+}
+EXAMPLE_CODE = "BCDF-GHJK"
 
 
 # -- the code entry form ----------------------------------------------------------------------
@@ -63,7 +75,6 @@ def _entry_page(
     user_code: str = "",
     headers: dict | None = None,
 ) -> Response:
-    lang, t = language(request)
     name = cookie_name(ctx, ENTRY_COOKIE)
     raw = request.cookies.get(name)
     fresh = not raw or len(raw) > 128
@@ -71,13 +82,14 @@ def _entry_page(
         raw = new_token(32)
     response = page(
         ctx,
+        request,
         "device.html",
         status=status,
         headers=headers,
-        lang=lang,
-        t=t,
+        after_post=ctx.path("/device"),
         error=error,
         user_code=user_code,
+        example_code=EXAMPLE_CODE,
         csrf=csrf_token(ctx, "device", raw),
         action=ctx.path("/device"),
     )
@@ -106,41 +118,46 @@ async def device_get(request: Request) -> Response:
 
 def _limited(ctx: Context, request: Request, refusal: Refusal) -> Response:
     """429 over the per-IP limit, 503 when its counters cannot be reached; when to retry."""
-    _, t = language(request)
     headers = {"Retry-After": str(refusal.retry_after)}
     if refusal.status != 429:
         return _entry_page(ctx, request, status=refusal.status, error=refusal.message, headers=headers)
-    message = t("device.err.limited").replace("{minutes}", str(max(1, math.ceil(refusal.retry_after / 60))))
+    minutes = max(1, math.ceil(refusal.retry_after / 60))
+    message = N_plural(
+        "Too many wrong codes were entered from your network. For your security, wait %(minutes)s minute "
+        "and try again.",
+        "Too many wrong codes were entered from your network. For your security, wait %(minutes)s minutes "
+        "and try again.",
+        minutes,
+        minutes=minutes,
+    )
     return _entry_page(ctx, request, status=429, error=message, headers=headers)
 
 
-async def _wrong_code(ctx: Context, request: Request, key: str, typed: str) -> Response:
-    """Count a wrong code against the client IP and say what was wrong."""
+async def _wrong_code(ctx: Context, request: Request, reason: str, typed: str) -> Response:
+    """Count a wrong code against the client IP and say what was wrong (WRONG_CODE[reason])."""
     limiter = ctx.limiter
     if limiter is not None:
         blocked = await limiter.wrong_user_code(request)
         if blocked is not None:
             return _limited(ctx, request, blocked)
-    _, t = language(request)
     shown = typed if len(typed) <= device.MAX_TYPED and typed.isprintable() else ""
-    return _entry_page(ctx, request, status=400, error=t(key), user_code=shown)
+    return _entry_page(ctx, request, status=400, error=WRONG_CODE[reason], user_code=shown)
 
 
 def _unreadable(request: Request, exc: RequestError) -> Response:
     """The entry form again, saying what was wrong with what was sent (oversized, not UTF-8, twice)."""
-    _, t = language(request)
-    message = f"{t('device.err.form')} {exc.description}"
+    message = N_("The form could not be read: %(reason)s", reason=exc.message)
     return _entry_page(request.app.state.ctx, request, status=exc.status, error=message)
 
 
 @page_endpoint(render=_unreadable)
 async def device_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    _, t = language(request)
     form = await read_form(request)
     raw = request.cookies.get(cookie_name(ctx, ENTRY_COOKIE))
     if not raw or len(raw) > 128 or not csrf_ok(ctx, "device", raw, form.get("csrf_token")):
-        return _entry_page(ctx, request, status=403, error=t("device.err.csrf"))
+        expired = N_("The form expired or was not sent from this page. Reload the page and enter the code again.")
+        return _entry_page(ctx, request, status=403, error=expired)
     limiter = ctx.limiter
     if limiter is not None:
         blocked = await limiter.before_user_code(request)
@@ -150,11 +167,11 @@ async def device_post(request: Request) -> Response:
     try:
         canonical = device.normalize(typed)
     except device.MalformedUserCode as exc:
-        return await _wrong_code(ctx, request, f"device.err.{exc.reason}", typed)
+        return await _wrong_code(ctx, request, exc.reason, typed)
     code = await ctx.store.devices.pending_by_user_code(oidc(ctx).user_codes.digest(canonical), int(ctx.clock()))
     client = await ctx.store.apps.get(code.client_id) if code is not None else None
     if code is None or client is None or client.state != ACTIVE:
-        return await _wrong_code(ctx, request, "device.err.unknown", typed)
+        return await _wrong_code(ctx, request, "unknown", typed)
     # Signed in in a way this app accepts: straight on to the consent page; otherwise the login
     # page, whose success leads there (DeviceContinuation.signed_in).
     session = await current_session(ctx, request)
@@ -179,17 +196,19 @@ def _policy(client: Client) -> AppPolicy:
     return AppPolicy(app_requires_mfa=bool(client.require_mfa))
 
 
-def _message(ctx: Context, request: Request, outcome: str, status: int = 200, app: str = "") -> Response:
-    lang, t = language(request)
+def _message(
+    ctx: Context, request: Request, at: PendingSignIn, outcome: str, status: int = 200, app: str = ""
+) -> Response:
+    """The end of a device's sign-in: `outcome` allowed, denied, or gone (it can no longer go on)."""
     return page(
         ctx,
+        request,
         "device_message.html",
         status=status,
-        lang=lang,
-        t=t,
+        asked=at.locale,
+        after_post=ctx.path("/device"),
         outcome=outcome,
-        title=t(f"device.{outcome}.title"),
-        text=fill_in(t(f"device.{outcome}.text"), app=app),
+        app=app,
     )
 
 
@@ -213,7 +232,7 @@ class DeviceContinuation:
             at.id_hash, session, previous_session_hash(ctx, request), next_interaction=next_step.row
         )
         if not finished:
-            return _message(ctx, request, "gone", status=400)
+            return _message(ctx, request, at, "gone", status=400)
         response = see_other(with_handle(ctx.path("/consent"), next_step))
         set_session_cookie(ctx, response, session_raw)
         return response
@@ -231,7 +250,7 @@ class DeviceContinuation:
     ) -> ConsentAsk | Response:
         found = await self._usable(ctx, at)
         if found is None:
-            return _message(ctx, request, "gone", status=400)
+            return _message(ctx, request, at, "gone", status=400)
         code, client = found
         return ConsentAsk(client.name, tuple(code.scope.split()), device=True)
 
@@ -241,5 +260,5 @@ class DeviceContinuation:
         found = await self._usable(ctx, at)
         status = APPROVED if allow else DENIED
         if found is None or not await ctx.store.devices.decide(found[0].id, status, subject, int(ctx.clock())):
-            return _message(ctx, request, "gone", status=400)
-        return _message(ctx, request, "allowed" if allow else "denied", app=found[1].name)
+            return _message(ctx, request, at, "gone", status=400)
+        return _message(ctx, request, at, "allowed" if allow else "denied", app=found[1].name)

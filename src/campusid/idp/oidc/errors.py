@@ -127,7 +127,3 @@ class InsufficientScope(BearerError):
 class BadAuthorizationRequest(RequestError):
     """The client or redirect_uri cannot be trusted: show the HTML 400 page, never redirect
     (RFC 6749 section 4.1.2.1). `message` is the page's text, as written."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message

@@ -17,35 +17,23 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid import i18n
 from campusid.idp import events as ev
-from campusid.idp import i18n
 from campusid.idp.context import Context
 from campusid.idp.crypto import b64url, equal
 from campusid.idp.errors import RequestError
 from campusid.idp.oidc.rules.logout import MAX_HINT, PARAMETERS, LogoutRefused, LogoutRequest, decide_logout_request
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.web.browser import CurrentSession, csrf_ok, csrf_token, current_session, end_session
-from campusid.idp.web.http import is_form, page, read_body, see_other
+from campusid.idp.web.http import is_form, read_body, see_other
 from campusid.idp.web.params import parse_urlencoded
+from campusid.idp.web.render import page
 
 _NO_SESSION = "-"  # what the confirmation's tokens bind to when this browser has no session
-
-
-def _language(request: Request, ui_locales: str | None = None) -> tuple[str, Callable[[str], str]]:
-    """The first of ui_locales we speak (RP-Initiated Logout 1.0 2: the End-User's preferred
-    languages, space-separated), else the browser's Accept-Language."""
-    lang = None
-    for tag in (ui_locales or "").split()[:10]:
-        if i18n.choose(tag) == "zh-CN" or tag.lower() == "en" or tag.lower().startswith("en-"):
-            lang = i18n.choose(tag)
-            break
-    lang = lang or i18n.choose(request.headers.get("accept-language"))
-    return lang, i18n.translator(lang)
 
 
 def _continue_mac(ctx: Context, bound_to: str, uri: str) -> str:
@@ -58,36 +46,37 @@ def _logout_page(
     request: Request,
     session: CurrentSession | None,
     *,
-    lang_hint: str | None = None,
+    ui_locales: str | None = None,
     refused: LogoutRefused | None = None,
     continue_to: str | None = None,
     client_name: str | None = None,
     user=None,
 ) -> Response:
-    """The logout page: the question (when there is a session or somewhere to continue to), and
-    the refusal's message (400)."""
-    lang, t = _language(request, lang_hint)
+    """The logout page, in the first of `ui_locales` we speak (RP-Initiated Logout 1.0 2: the
+    End-User's preferred languages) or the reader's: the question (when there is a session or
+    somewhere to continue to), and the refusal's message (400)."""
     bound = session.raw_id if session is not None else _NO_SESSION
     return page(
         ctx,
+        request,
         "logout.html",
-        status=(403 if refused.key == "logout.err.form" else 400) if refused is not None else 200,
-        lang=lang,
-        t=t,
+        status=(403 if refused.kind == "form" else 400) if refused is not None else 200,
+        asked=i18n.ui_locales(ui_locales),
+        after_post=ctx.path("/logout"),
         user=user,
         signed_in=session is not None,
-        message=t(refused.key) if refused is not None else None,
+        message=refused.text if refused is not None else None,
         action=ctx.path("/logout"),
         csrf=csrf_token(ctx, "logout", bound),
         continue_to=continue_to,
         continue_mac=_continue_mac(ctx, bound, continue_to) if continue_to else None,
         client_name=client_name,
+        ui_locales=ui_locales,
     )
 
 
-def _signed_out(ctx: Context, request: Request, lang_hint: str | None = None) -> Response:
-    lang, t = _language(request, lang_hint)
-    return page(ctx, "signed_out.html", lang=lang, t=t)
+def _signed_out(ctx: Context, request: Request, ui_locales: str | None = None) -> Response:
+    return page(ctx, request, "signed_out.html", asked=i18n.ui_locales(ui_locales))
 
 
 async def _sign_out(ctx: Context, request: Request, response: Response, client_id: str | None) -> None:
@@ -124,27 +113,28 @@ async def logout(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     session = await current_session(ctx, request)
     if request.method == "POST" and not is_form(request):  # not our form, nor an app's request
-        refused = LogoutRefused("logout.err.form", "the form expired or was not sent from this page")
+        refused = LogoutRefused("form", "the form expired or was not sent from this page")
         return _logout_page(ctx, request, session, refused=refused, user=await _user(ctx, session))
     try:
         params = await _parameters(request)
     except RequestError:  # a parameter given twice, not UTF-8, a body too large or of another type
-        refused = LogoutRefused("logout.err.malformed", "the request's parameters are malformed or repeated")
+        refused = LogoutRefused("malformed", "the request's parameters are malformed or repeated")
         return _logout_page(ctx, request, session, refused=refused, user=await _user(ctx, session))
     if request.method == "POST" and "csrf_token" in params:
         return await _confirmed(ctx, request, session, params)
     if request.method == "POST" and not any(name in params for name in PARAMETERS):
-        refused = LogoutRefused("logout.err.form", "the form expired or was not sent from this page")
+        refused = LogoutRefused("form", "the form expired or was not sent from this page")
         return _logout_page(ctx, request, session, refused=refused, user=await _user(ctx, session))
     if not any(name in params for name in PARAMETERS):
         if session is None:
             return _signed_out(ctx, request)
         return _logout_page(ctx, request, session, user=await _user(ctx, session))
-    lang_hint = params.get("ui_locales") if len(params.get("ui_locales", "")) <= 200 else None
+    ui_locales = params.get("ui_locales")
     try:
         req = await decide_logout_request(params, ctx.keys, ctx.issuer, ctx.store.apps.get)
     except LogoutRefused as refused:
-        return _logout_page(ctx, request, session, lang_hint=lang_hint, refused=refused, user=await _user(ctx, session))
+        user = await _user(ctx, session)
+        return _logout_page(ctx, request, session, ui_locales=ui_locales, refused=refused, user=user)
     return await _follow(ctx, request, session, req)
 
 
@@ -161,7 +151,7 @@ async def _follow(ctx: Context, request: Request, session: CurrentSession | None
         ctx,
         request,
         session,
-        lang_hint=req.ui_locales,
+        ui_locales=req.ui_locales,
         continue_to=req.redirect_uri,
         client_name=client.name if client else None,
         user=await _user(ctx, session),
@@ -173,12 +163,12 @@ async def _confirmed(ctx: Context, request: Request, session: CurrentSession | N
     request pointed (only with its MAC), else show "signed out"."""
     bound = session.raw_id if session is not None else _NO_SESSION
     if not csrf_ok(ctx, "logout", bound, form.get("csrf_token")):
-        refused = LogoutRefused("logout.err.form", "the form expired or was not sent from this page")
+        refused = LogoutRefused("form", "the form expired or was not sent from this page")
         return _logout_page(ctx, request, session, refused=refused, user=await _user(ctx, session))
     target = form.get("continue_to") or None
     if target is not None and not equal(_continue_mac(ctx, bound, target), form.get("continue_mac") or ""):
         target = None
-    response = see_other(target) if target else _signed_out(ctx, request)
+    response = see_other(target) if target else _signed_out(ctx, request, form.get("ui_locales"))
     if session is not None:
         await _sign_out(ctx, request, response, None)
     return response

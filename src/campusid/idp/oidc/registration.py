@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps.errors import ValidationFailed
 from campusid.idp.oidc.rules.logout import MAX_URIS, backchannel_uri_problem, post_logout_uri_problem
@@ -43,19 +44,21 @@ class OIDCRegistration:
     ) -> dict:
         redirect_uris = list(dict.fromkeys(redirect_uris))
         if not redirect_uris:
-            raise ValidationFailed("at least one redirect URI is required")
+            raise ValidationFailed(N_("at least one redirect URI is required"))
         if len(redirect_uris) > MAX_REDIRECT_URIS:
-            raise ValidationFailed(f"at most {MAX_REDIRECT_URIS} redirect URIs")
+            raise ValidationFailed(N_("at most %(max)s redirect URIs", max=MAX_REDIRECT_URIS))
         for uri in redirect_uris:
             problem = registration_problem(uri, app_type)
             if problem:
-                raise ValidationFailed(f"redirect URI {uri!r} {problem}")
+                raise ValidationFailed(N_("redirect URI %(uri)r %(problem)s", uri=uri, problem=problem))
         if sector_identifier_uri is not None and (
             not sector_identifier_uri.startswith("https://") or registration_problem(sector_identifier_uri, "web")
         ):
-            raise ValidationFailed("sector_identifier_uri must be an https URL (OIDC Core 8.1)")
+            raise ValidationFailed(N_("sector_identifier_uri must be an https URL (OIDC Core 8.1)"))
         if app_type == "web" and sector_identifier_uri is None and len(web_hosts(redirect_uris)) > 1:
-            raise ValidationFailed("redirect URIs span several hosts: register a sector_identifier_uri (OIDC Core 8.1)")
+            raise ValidationFailed(
+                N_("redirect URIs span several hosts: register a sector_identifier_uri (OIDC Core 8.1)")
+            )
         return {
             "redirect_uris": redirect_uris,
             "sector_identifier_uri": sector_identifier_uri,
@@ -68,7 +71,13 @@ class OIDCRegistration:
         out = list(dict.fromkeys(grant_types or ()))
         unknown = [g for g in out if g not in self.grant_types]
         if unknown:
-            raise ValidationFailed(f"unknown grant type(s): {', '.join(unknown)}; known: {', '.join(self.grant_types)}")
+            raise ValidationFailed(
+                N_(
+                    "unknown grant type(s): %(unknown)s; known: %(known)s",
+                    unknown=", ".join(unknown),
+                    known=", ".join(self.grant_types),
+                )
+            )
         return out
 
     @staticmethod
@@ -76,11 +85,11 @@ class OIDCRegistration:
         """Registered post-logout redirect URIs, each once, in the order given (rules/logout.py)."""
         out = list(dict.fromkeys(uris or ()))
         if len(out) > MAX_URIS:
-            raise ValidationFailed(f"at most {MAX_URIS} post-logout redirect URIs")
+            raise ValidationFailed(N_("at most %(max)s post-logout redirect URIs", max=MAX_URIS))
         for uri in out:
             problem = post_logout_uri_problem(uri, app_type)
             if problem:
-                raise ValidationFailed(f"post-logout redirect URI {uri!r} {problem}")
+                raise ValidationFailed(N_("post-logout redirect URI %(uri)r %(problem)s", uri=uri, problem=problem))
         return out
 
     @staticmethod
@@ -90,5 +99,5 @@ class OIDCRegistration:
             return None
         problem = backchannel_uri_problem(uri)
         if problem:
-            raise ValidationFailed(f"back-channel logout URI {uri!r} {problem}")
+            raise ValidationFailed(N_("back-channel logout URI %(uri)r %(problem)s", uri=uri, problem=problem))
         return uri

@@ -11,6 +11,7 @@ from joserfc.errors import JoseError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid import i18n
 from campusid.idp import release
 from campusid.idp.context import Context
 from campusid.idp.crypto import token_hash
@@ -42,6 +43,8 @@ def discovery_document(ctx: Context) -> dict:
         # OpenID Connect Back-Channel Logout 1.0 2.1: logout tokens carry `sid`, as ID tokens do.
         "backchannel_logout_supported": True,
         "backchannel_logout_session_supported": True,
+        # OpenID Connect Discovery 1.0 3: the languages of the pages (BCP 47), which ui_locales chooses.
+        "ui_locales_supported": [i18n.tag_of(name) for name in i18n.locales()],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "device_authorization_endpoint": ctx.url("/oauth/device_authorization"),
@@ -76,7 +79,6 @@ def discovery_document(ctx: Context) -> dict:
         "request_parameter_supported": False,
         "request_uri_parameter_supported": False,
         "claims_parameter_supported": False,
-        "ui_locales_supported": ["en", "zh-CN"],
     }
 
 

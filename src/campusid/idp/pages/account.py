@@ -16,6 +16,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid.i18n import N_
 from campusid.idp import events
 from campusid.idp.accounts import rules
 from campusid.idp.context import Context
@@ -25,18 +26,27 @@ from campusid.idp.signin.passkeys import offered
 from campusid.idp.store.factors import PASSKEY, TOTP
 from campusid.idp.store.rows import User
 from campusid.idp.web.browser import CurrentSession, csrf_ok, csrf_token, current_session
-from campusid.idp.web.http import PASSKEY_CSP, detour, error_page, language, page, page_endpoint, read_form, see_other
+from campusid.idp.web.http import PASSKEY_CSP, detour, read_form, see_other
+from campusid.idp.web.render import FORM_EXPIRED, UNREADABLE, error_page, page, page_endpoint
 
 PURPOSE = "account"
-DONE = ("session", "others", "app", "factor", "password", "passkey")
+# What the page says after a change (`?done=`).
+DONE = {
+    "session": N_("That session was signed out."),
+    "others": N_("Every other session was signed out."),
+    "app": N_("The app no longer has access to your account."),
+    "factor": N_("The factor was removed."),
+    "password": N_("Your password was changed."),
+    "passkey": N_("Your passkey was added."),
+}
+TITLE = N_("Your account")
+CHANGE_PASSWORD = N_("Change password")
 
 
 @dataclass(frozen=True)
 class Me:
     user: User
     session: CurrentSession
-    lang: str
-    t: object
 
 
 # An account POST's own work: (ctx, request, me, the form or the id it names) -> the answer.
@@ -63,11 +73,7 @@ async def _me(ctx: Context, request: Request) -> tuple[Me | None, Response | Non
     redirect = await policy_redirect(ctx, request, user, session)
     if redirect is not None:
         return None, redirect
-    return Me(user, session, *language(request)), None
-
-
-def _when(ts: int | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)) if ts else "—"
+    return Me(user, session), None
 
 
 async def account_get(request: Request) -> Response:
@@ -83,12 +89,11 @@ async def account_get(request: Request) -> Response:
     passkeys_offered = offered(ctx.settings.issuer)
     return page(
         ctx,
+        request,
         "account.html",
         headers={"Content-Security-Policy": PASSKEY_CSP} if passkeys_offered else None,
-        lang=me.lang,
-        t=me.t,
         me=me.user,
-        notice=me.t(f"account.done.{done}") if done in DONE else None,
+        notice=DONE.get(done or ""),
         this_sid=me.session.session.sid,
         sessions=sessions,
         apps=await ctx.store.grants.connected_apps(me.user.id),
@@ -100,7 +105,6 @@ async def account_get(request: Request) -> Response:
         local_password=bool(me.user.password_hash),
         password_lengths=(rules.MIN_PASSWORD, rules.MAX_PASSWORD),
         csrf=csrf_token(ctx, PURPOSE, me.session.raw_id),
-        when=_when,
     )
 
 
@@ -119,12 +123,12 @@ def _account_post(field: str | None = None) -> Callable[[Step], Callable[[Reques
                 return redirect
             form = await read_form(request)
             if not csrf_ok(ctx, PURPOSE, me.session.raw_id, form.get("csrf_token")):
-                return error_page(ctx, me.t("err.csrf"), status=403, title=me.t("account.title"))
+                return error_page(ctx, request, FORM_EXPIRED, status=403, title=TITLE)
             if field is None:
                 return await step(ctx, request, me, form)
             value = form.get(field, "")
             if not value or len(value) > 64:
-                return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+                return error_page(ctx, request, UNREADABLE, title=TITLE)
             return await step(ctx, request, me, value)
 
         handler.__name__ = handler.__wrapped__.__name__ = step.__name__
@@ -187,9 +191,9 @@ async def recovery_codes_post(ctx: Context, request: Request, me: Me, form: dict
     codes = await ctx.factors.new_recovery_codes(me.user.id)
     return page(
         ctx,
+        request,
         "totp_done.html",
-        lang=me.lang,
-        t=me.t,
+        switch=False,  # the codes are shown this once
         codes=codes,
         already=False,
         account=ctx.path("/account"),
@@ -197,21 +201,21 @@ async def recovery_codes_post(ctx: Context, request: Request, me: Me, form: dict
     )
 
 
-def password_rule(t) -> str:
-    """The password policy (accounts/rules.py) in the page's language, with its numbers."""
-    text = t("account.password_short")
-    return text.replace("{min}", str(rules.MIN_PASSWORD)).replace("{max}", str(rules.MAX_PASSWORD))
+def password_rule() -> str:
+    """The password policy (accounts/rules.py), with its numbers."""
+    return N_("The new password must be %(min)s to %(max)s characters.", min=rules.MIN_PASSWORD, max=rules.MAX_PASSWORD)
 
 
 @_account_post()
 async def password_post(ctx: Context, request: Request, me: Me, form: dict) -> Response:
     current, new = form.get("current_password", ""), form.get("new_password", "")
     if not me.user.password_hash:
-        return error_page(ctx, me.t("err.400"), title=me.t("account.title"))
+        return error_page(ctx, request, UNREADABLE, title=TITLE)
     # the one policy, the CLI's too; a current password that long was never set: not worth a hash
     if not rules.password_fits(new) or len(current) > rules.MAX_PASSWORD:
-        return error_page(ctx, password_rule(me.t), title=me.t("account.password"))
+        return error_page(ctx, request, password_rule(), title=CHANGE_PASSWORD)
     if not await ctx.passwords.verify_async(me.user.password_hash, current):
-        return error_page(ctx, me.t("account.password_wrong"), status=401, title=me.t("account.password"))
+        wrong = N_("The current password is not correct.")
+        return error_page(ctx, request, wrong, status=401, title=CHANGE_PASSWORD)
     await ctx.store.users.set_password_hash(me.user.id, await ctx.passwords.hash_async(new))
     return _back(ctx, "password")

@@ -14,10 +14,10 @@ import time
 from starlette.requests import Request
 from starlette.responses import Response
 
-from campusid.idp import i18n
+from campusid.i18n import N_
 from campusid.idp import release as bundles
 from campusid.idp.context import Context
-from campusid.idp.pages.login import EXPIRED, expired
+from campusid.idp.pages.login import expired
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.signin import consent
 from campusid.idp.signin import pending as stages
@@ -34,11 +34,14 @@ from campusid.idp.web.browser import (
     pending_of_page,
     with_handle,
 )
-from campusid.idp.web.http import error_page, fill_in, language, page, page_endpoint, read_form
+from campusid.idp.web.http import read_form
+from campusid.idp.web.render import error_page, page, page_endpoint
 
 PURPOSE = "consent"
-GONE = "This sign-in can no longer continue. Start again from the application."
-FORGED = "The form expired or was not sent from this page. Please start again."
+GONE = N_("This sign-in can no longer continue. Start again from the application.")
+FORGED = N_("The form expired or was not sent from this page. Please start again.")
+CONSENT_EXPIRED = N_("This consent page has expired. Go back to the application and start again.")
+CHOOSE = N_("Choose Allow or Deny.")
 
 
 async def _subject(ctx: Context, request: Request, at: PendingSignIn) -> SignIn | None:
@@ -52,10 +55,10 @@ async def _subject(ctx: Context, request: Request, at: PendingSignIn) -> SignIn 
 async def _asked(ctx: Context, request: Request, at: PendingSignIn | None):
     """(the pending sign-in, who consents, what is asked), or the answer that ends the visit."""
     if at is None or at.stage != stages.CONSENT or at.kind not in ctx.continuations:
-        return error_page(ctx, EXPIRED.replace("sign-in page", "consent page"), title="Sign-in expired")
+        return expired(ctx, request, CONSENT_EXPIRED)
     subject = await _subject(ctx, request, at)
     if subject is None:
-        return error_page(ctx, GONE)
+        return error_page(ctx, request, GONE, asked=at.locale)
     asked = await ctx.continuations[at.kind].consent(ctx, request, at, subject)
     if not isinstance(asked, ConsentAsk):
         return asked  # the continuation answered itself (the app is gone, nothing is left to ask)
@@ -68,21 +71,17 @@ async def consent_get(request: Request) -> Response:
     if not isinstance(found, tuple):
         return found
     at, subject, asked = found
-    lang, t = language(request)
     user = await ctx.store.users.get(subject.user_id)
-    name = user.name if user else ""
-    prefix = "device.consent" if asked.device else "consent"
     return page(
         ctx,
+        request,
         "consent.html",
-        lang=lang,
-        t=t,
+        at=at,
         device=asked.device,
-        title=fill_in(t(f"{prefix}.title"), app=asked.app_name),
-        lead=fill_in(t(f"{prefix}.lead"), app=asked.app_name, name=name, host=asked.recipient or ""),
-        scopes=[
-            (s, t(f"scope.{s}") if i18n.has(f"scope.{s}") else bundles.DESCRIPTIONS.get(s, s)) for s in asked.bundles
-        ],
+        app=asked.app_name,
+        name=user.name if user else "",
+        host=asked.recipient or "",
+        scopes=[(s, bundles.DESCRIPTIONS.get(s, s)) for s in asked.bundles],
         csrf=pending_csrf(ctx, PURPOSE, at),
         action=with_handle(ctx.path("/consent"), at),
     )
@@ -95,19 +94,18 @@ async def consent_post(request: Request) -> Response:
     token = form.get("csrf_token")
     at = await pending_of_form(ctx, request, form)
     if at is None and handle_of(token) is None:  # a form of no page of ours
-        return error_page(ctx, FORGED, status=403)
+        return error_page(ctx, request, FORGED, status=403)
     if at is not None and not pending_csrf_ok(ctx, PURPOSE, at, token):
-        return error_page(ctx, FORGED, status=403)
+        return error_page(ctx, request, FORGED, status=403, at=at)
     found = await _asked(ctx, request, at)
     if not isinstance(found, tuple):
         return found
     at, subject, asked = found
     decision = form.get("decision")
     if decision not in ("allow", "deny"):
-        _, t = language(request)
-        return error_page(ctx, t("consent.choose"))
+        return error_page(ctx, request, CHOOSE, at=at)
     if not await finish_pending(ctx, at):  # once: a second tab cannot decide it again
-        return expired(ctx)
+        return expired(ctx, request)
     allow = decision == "allow"
     if allow and at.client_id is not None:
         user = await ctx.store.users.get(subject.user_id)

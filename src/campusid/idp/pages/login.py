@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid.i18n import N_
 from campusid.idp import events
 from campusid.idp.accounts.rules import MAX_PASSWORD, MAX_USERNAME
 from campusid.idp.context import Context
@@ -43,12 +44,16 @@ from campusid.idp.web.browser import (
     start_session,
     with_handle,
 )
-from campusid.idp.web.http import error_page, page, query_params, read_form_or_refusal, see_other
+from campusid.idp.web.http import query_params, read_form_or_refusal, see_other
+from campusid.idp.web.render import UNREADABLE, error_page, page
 
 DIRECTORY_RETRY_AFTER = 30
 LOCAL = "local"  # a sign-in to this server itself (its consoles and account page)
-EXPIRED = "This sign-in page has expired. Go back to the application and start again."
-FORM_EXPIRED = "The form expired or was not sent from this page. Please try again."
+EXPIRED = N_("This sign-in page has expired. Go back to the application and start again.")
+FORM_EXPIRED = N_("The form expired or was not sent from this page. Please try again.")
+SIGN_IN_EXPIRED = N_("Sign-in expired")
+ACCOUNT_DISABLED = N_("This account is disabled. Ask the university's IT service desk to enable it.")
+ALREADY_COMPLETED = N_("This sign-in was already completed. Start again.")
 
 log = logging.getLogger("campusid.login")
 
@@ -62,8 +67,8 @@ def local_next(ctx: Context, value: str | None) -> str:
     return ctx.path("/")
 
 
-def expired(ctx: Context) -> Response:
-    return error_page(ctx, EXPIRED, title="Sign-in expired")
+def expired(ctx: Context, request: Request, message: str = EXPIRED, asked: str | None = None) -> Response:
+    return error_page(ctx, request, message, title=SIGN_IN_EXPIRED, asked=asked)
 
 
 def stage_page(ctx: Context, at: PendingSignIn) -> str:
@@ -85,8 +90,8 @@ async def login_get(request: Request) -> Response:
     if HANDLE in q:  # a face's sign-in, sent here to sign in
         found = await find_pending(ctx, request, q[HANDLE])
         if found is None:
-            return expired(ctx)
-        return login_page(ctx, found) if found.stage == stages.LOGIN else see_other(stage_page(ctx, found))
+            return expired(ctx, request)
+        return login_page(ctx, request, found) if found.stage == stages.LOGIN else see_other(stage_page(ctx, found))
     # A sign-in to this server: its page has an address of its own, which a reload keeps.
     begun, binder = new_pending(ctx, request, LOCAL, {"next": local_next(ctx, q.get("next"))})
     await ctx.store.sessions.create_interaction(begun.row)
@@ -105,21 +110,23 @@ async def login_post(request: Request) -> Response:
     # the user it names (no avoidable round trips); nothing is read for a form that names none.
     at = await pending_of_form(ctx, request, form, login_username=username if len(username) <= MAX_USERNAME else "")
     if at is None:
-        return expired(ctx)
+        return expired(ctx, request)
     if unreadable is not None:
-        return login_page(ctx, at, unreadable.status, error=unreadable.description or "The form could not be read.")
+        return login_page(ctx, request, at, unreadable.status, error=unreadable.message or UNREADABLE)
     if not pending_csrf_ok(ctx, PURPOSE, at, token):
-        return login_page(ctx, at, 403, error=FORM_EXPIRED)
+        return login_page(ctx, request, at, 403, error=FORM_EXPIRED)
     if at.stage != stages.LOGIN:
         return see_other(stage_page(ctx, at))
     if not username or not password or len(username) > MAX_USERNAME or len(password) > MAX_PASSWORD:
-        return login_page(ctx, at, 400, error="Enter your username and password.", username=username[:MAX_USERNAME])
+        return login_page(
+            ctx, request, at, 400, error=N_("Enter your username and password."), username=username[:MAX_USERNAME]
+        )
     limiter = ctx.limiter
     if limiter is not None:
         refusal = await limiter.before_password(username, request)
         if refusal is not None:
             await _login_event(ctx, request, at, events.LOGIN_LIMITED, username, refusal.limit)
-            return _refused(ctx, at, username, refusal)
+            return _refused(ctx, request, at, username, refusal)
     login = at.login
     user_id, stored_hash, disabled_at = login.user_id, login.password_hash, login.disabled_at
     checked_by_directory = password_checker(login.source, ctx.directory is not None) == DIRECTORY
@@ -131,20 +138,26 @@ async def login_post(request: Request) -> Response:
             log.warning("directory sign-in impossible: %s", exc)
             return login_page(
                 ctx,
+                request,
                 at,
                 503,
-                error="The university directory cannot be reached right now, so university accounts cannot "
-                "sign in. Please try again in a few minutes.",
+                error=N_(
+                    "The university directory cannot be reached right now, so university accounts cannot "
+                    "sign in. Please try again in a few minutes."
+                ),
                 username=username,
                 headers={"Retry-After": str(DIRECTORY_RETRY_AFTER)},
             )
         except Conflict:
             return login_page(
                 ctx,
+                request,
                 at,
                 409,
-                error="This university account's username or student number is already used by another account "
-                "here. Ask the university's IT service desk.",
+                error=N_(
+                    "This university account's username or student number is already used by another account "
+                    "here. Ask the university's IT service desk."
+                ),
                 username=username,
             )
         ok = user is not None
@@ -156,19 +169,15 @@ async def login_post(request: Request) -> Response:
     if limiter is not None:
         refusal = await limiter.after_password(username, request, ok)
         if refusal is not None:
-            return _refused(ctx, at, username, refusal)
+            return _refused(ctx, request, at, username, refusal)
     if not ok or user_id is None:
         await _login_event(ctx, request, at, events.LOGIN_FAILURE, username, "wrong username or password")
-        return login_page(ctx, at, 401, error="The username or password is not correct.", username=username)
+        return login_page(
+            ctx, request, at, 401, error=N_("The username or password is not correct."), username=username
+        )
     if disabled_at is not None:  # said only to whoever knows the password
         await _login_event(ctx, request, at, events.LOGIN_FAILURE, username, "account disabled")
-        return login_page(
-            ctx,
-            at,
-            403,
-            error="This account is disabled. Ask the university's IT service desk to enable it.",
-            username=username,
-        )
+        return login_page(ctx, request, at, 403, error=ACCOUNT_DISABLED, username=username)
     if not checked_by_directory and ctx.passwords.needs_rehash(stored_hash):
         await ctx.store.users.set_password_hash(user_id, await ctx.passwords.hash_async(password))
     sign_in = password_sign_in(user_id, int(time.time()))
@@ -183,7 +192,7 @@ async def signed_in(ctx: Context, request: Request, at: PendingSignIn, sign_in: 
     """The sign-in is complete (password, and the second factor where one was needed): on to what
     the pending sign-in's face does next (its continuation)."""
     if at.kind not in ctx.continuations:
-        return expired(ctx)
+        return expired(ctx, request)
     return await ctx.continuations[at.kind].signed_in(ctx, request, at, sign_in)
 
 
@@ -207,11 +216,11 @@ async def _directory_user(ctx: Context, typed: str, password: str):
     return await ctx.store.users.refresh_directory_copy(person.user)
 
 
-def _refused(ctx: Context, at: PendingSignIn, username: str, refusal) -> Response:
+def _refused(ctx: Context, request: Request, at: PendingSignIn, username: str, refusal) -> Response:
     """The login page again, saying why the password was not checked (429 over a limit, 503 when
     the limit's counters cannot be reached) and when to retry."""
     headers = {"Retry-After": str(refusal.retry_after)}
-    return login_page(ctx, at, refusal.status, error=refusal.message, username=username, headers=headers)
+    return login_page(ctx, request, at, refusal.status, error=refusal.message, username=username, headers=headers)
 
 
 # -- the second factor (docs/mfa.md) ------------------------------------------------------------
@@ -238,7 +247,7 @@ async def begin_second_factor(
     and the browser goes on to the code (VERIFY) or to set up a factor first (ENROL)."""
     after = next_stage(ctx, request, at, stages.SECOND_FACTOR, sign_in, step=step)
     if not await finish_pending(ctx, at):
-        return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
+        return expired(ctx, request, ALREADY_COMPLETED)
     await ctx.store.sessions.create_interaction(after.row)
     return see_other(stage_page(ctx, after))
 
@@ -256,19 +265,19 @@ class LocalSignIn:
     async def signed_in(self, ctx: Context, request: Request, at: PendingSignIn, sign_in: SignIn) -> Response:
         response = see_other(local_next(ctx, at.request.get("next")))
         if not await finish_pending(ctx, at):
-            return error_page(ctx, "This sign-in was already completed. Start again.", title="Sign-in expired")
+            return expired(ctx, request, ALREADY_COMPLETED)
         await start_session(ctx, request, response, sign_in)
         return response
 
     async def consent(self, ctx: Context, request: Request, at: PendingSignIn, subject: SignIn) -> Response:
-        return expired(ctx)  # nothing to consent to
+        return expired(ctx, request)  # nothing to consent to
 
     async def decided(self, ctx, request, at, subject, allow) -> Response:
-        return expired(ctx)
+        return expired(ctx, request)
 
 
 async def home(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     session = await current_session(ctx, request)
     user = await ctx.store.users.get(session.user_id) if session else None
-    return page(ctx, "home.html", user=user)
+    return page(ctx, request, "home.html", user=user)

@@ -5,34 +5,39 @@ Its form's CSRF token names the pending sign-in it belongs to (web/browser.py)."
 
 from __future__ import annotations
 
+from starlette.requests import Request
 from starlette.responses import Response
 
 from campusid.idp.context import Context
 from campusid.idp.signin.passkeys import offered
 from campusid.idp.signin.pending import PendingSignIn
 from campusid.idp.web.browser import pending_csrf, with_handle
-from campusid.idp.web.http import PASSKEY_CSP, page
+from campusid.idp.web.http import PASSKEY_CSP
+from campusid.idp.web.render import page
 
 PURPOSE = "login"
 
 
 def login_page(
     ctx: Context,
+    request: Request,
     pending: PendingSignIn,
     status: int = 200,
     error: str | None = None,
     username: str = "",
     headers: dict | None = None,
 ) -> Response:
-    """The form for a pending sign-in; it posts to /login, naming the sign-in."""
+    """The form for a pending sign-in, in its language; it posts to /login, naming the sign-in."""
     passkeys = offered(ctx.settings.issuer)
     if passkeys:  # the passkey button runs our own script (static/passkey.js)
         headers = {**(headers or {}), "Content-Security-Policy": PASSKEY_CSP}
     return page(
         ctx,
+        request,
         "login.html",
         status=status,
         headers=headers,
+        at=pending,
         passkeys=passkeys,
         error=error,
         username=username,

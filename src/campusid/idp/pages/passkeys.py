@@ -16,11 +16,13 @@ import time
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from campusid.idp import events, i18n
+from campusid import i18n
+from campusid.i18n import N_
+from campusid.idp import events
 from campusid.idp.context import Context
 from campusid.idp.crypto import new_token, token_hash
 from campusid.idp.errors import RequestError
-from campusid.idp.pages.login import signed_in
+from campusid.idp.pages.login import ACCOUNT_DISABLED, signed_in
 from campusid.idp.ratelimit import client_ip
 from campusid.idp.signin import mfa
 from campusid.idp.signin import pending as stages
@@ -30,12 +32,15 @@ from campusid.idp.store.errors import Conflict
 from campusid.idp.store.factors import PASSKEY
 from campusid.idp.store.rows import Factor, Interaction, SignIn
 from campusid.idp.web.browser import csrf_ok, current_session, find_pending, handle_of, pending_csrf_ok
-from campusid.idp.web.http import error_page, is_form, json_endpoint, json_response, page_endpoint, read_body, read_form
+from campusid.idp.web.http import is_form, json_response, read_body, read_form
+from campusid.idp.web.language import chosen
 from campusid.idp.web.params import parse_urlencoded
+from campusid.idp.web.render import FORM_EXPIRED, UNREADABLE, error_page, page_endpoint
 
 KIND = "webauthn"  # the interaction kind that keeps a ceremony's challenge
 MODES = ("enrol", "signin", "verify")
 PURPOSES = {"enrol": "account", "signin": "login", "verify": "mfa"}
+TITLE = N_("Passkey")
 
 
 async def _bound(ctx: Context, request: Request, mode: str, token: str | None):
@@ -59,20 +64,34 @@ async def _bound(ctx: Context, request: Request, mode: str, token: str | None):
     return at.id_hash, None, at
 
 
-@json_endpoint
+def _refusal(request: Request, exc: RequestError) -> Response:
+    """A refused ceremony for the page's script: the protocol's error (RFC 6749 5.2 shape) and
+    `message`, what the page shows, in the page's language (its `error_description` is ASCII)."""
+    ctx: Context = request.app.state.ctx
+    body = {**exc.body(), "message": i18n.translator(chosen(ctx, request)).text(exc.message)}
+    return json_response(body, exc.status, {"Cache-Control": "no-store", **exc.headers})
+
+
 async def options_post(request: Request) -> Response:
-    """The options of a ceremony for the page's script (JSON; a refusal's `error_description` is
-    what the page shows)."""
+    """The options of a ceremony for the page's script (JSON; a refusal's `message` is what the
+    page shows)."""
+    try:
+        return await _options(request)
+    except RequestError as exc:
+        return _refusal(request, exc)
+
+
+async def _options(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     if not offered(ctx.settings.issuer):
-        raise RequestError("Passkeys need the service to be reached by a host name.", status=404)
+        raise RequestError(N_("Passkeys need the service to be reached by a host name."), status=404)
     form = await read_form(request)
     mode = form.get("mode")
     if mode not in MODES:
-        raise RequestError("Unknown passkey step.")
+        raise RequestError(N_("Unknown passkey step."))
     bound, user_id, _ = await _bound(ctx, request, mode, form.get("csrf_token"))
     if bound is None:
-        raise RequestError("This page has expired. Reload it and try again.", status=403)
+        raise RequestError(N_("This page has expired. Reload it and try again."), status=403)
     rp = RelyingParty.of(ctx.settings.issuer)
     if mode == "enrol":
         user = await ctx.store.users.get(user_id)
@@ -95,17 +114,15 @@ async def options_post(request: Request) -> Response:
 @page_endpoint
 async def passkey_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    lang = i18n.choose(request.headers.get("accept-language"))
-    t = i18n.translator(lang)
     if not is_form(request):
-        raise RequestError("the form could not be read")
+        raise RequestError(UNREADABLE)
     form = parse_urlencoded(await read_body(request), max_value=MAX_CREDENTIAL_JSON)  # a credential is long
     mode = form.get("mode")
     if mode not in MODES:
-        return error_page(ctx, t("err.400"), title=t("passkey.title"))
+        return error_page(ctx, request, UNREADABLE, title=TITLE)
     bound, user_id, at = await _bound(ctx, request, mode, form.get("csrf_token"))
     if bound is None:
-        return error_page(ctx, t("err.csrf"), status=403, title=t("passkey.title"))
+        return error_page(ctx, request, FORM_EXPIRED, status=403, title=TITLE)
     handle = form.get("handle", "")
     ceremony = (
         await ctx.store.sessions.interaction(token_hash(handle), int(time.time())) if 0 < len(handle) <= 128 else None
@@ -118,7 +135,7 @@ async def passkey_post(request: Request) -> Response:
         or ceremony.params.get("bound") != token_hash(bound)
         or not await ctx.store.sessions.finish_interaction(ceremony.id_hash)
     ):
-        return _refused(ctx, t, "This passkey request has expired or was already used. Try again.")
+        return _refused(ctx, request, at, N_("This passkey request has expired or was already used. Try again."))
     rp = RelyingParty.of(ctx.settings.issuer)
     credential = form.get("credential", "")
     challenge = ceremony.params["challenge"]
@@ -128,10 +145,10 @@ async def passkey_post(request: Request) -> Response:
             return await _enrol(ctx, request, rp, credential, challenge, user_id, now)
         factor = await ctx.store.factors.passkey_by_credential(credential_id_of(credential))
         if factor is None or (mode == "verify" and factor.user_id != user_id):
-            raise PasskeyRefused("This passkey is not registered here.")
+            raise PasskeyRefused(N_("This passkey is not registered here."))
         new_count, method = rp.verify_authentication(credential, challenge, factor.public_key, factor.sign_count)
         if not await ctx.store.factors.use_passkey(factor.id, factor.sign_count, new_count, now):
-            raise PasskeyRefused("This passkey was just used. Try again.")
+            raise PasskeyRefused(N_("This passkey was just used. Try again."))
     except PasskeyRefused as exc:
         user = await ctx.store.users.get(user_id) if user_id else None
         await ctx.events.record(
@@ -140,12 +157,12 @@ async def passkey_post(request: Request) -> Response:
             ip=client_ip(request, ctx.settings.trusted_proxies),
             detail=f"passkey {mode}: {exc}",
         )
-        return _refused(ctx, t, str(exc))
+        return _refused(ctx, request, at, exc.args[0] if exc.args else str(exc))
     if mode == "verify":
         return await signed_in(ctx, request, at, mfa.with_second_factor(at.sign_in, method))
     owner = await ctx.store.users.get(factor.user_id)
     if owner is None or owner.disabled:
-        return _refused(ctx, t, "This account is disabled. Ask the university's IT service desk to enable it.")
+        return _refused(ctx, request, at, ACCOUNT_DISABLED)
     # a passkey alone, with user verification: possession and a PIN or biometric (RFC 8176 "mfa")
     sign_in = SignIn(user_id=factor.user_id, auth_time=now, sid=new_sid(), amr=f"{method} {mfa.MFA}", acr=ACR_MFA)
     return await signed_in(ctx, request, at, sign_in)
@@ -172,7 +189,7 @@ async def _enrol(
     try:
         await ctx.store.factors.add_passkey(factor)
     except Conflict:
-        raise PasskeyRefused("This passkey is registered already.") from None
+        raise PasskeyRefused(N_("This passkey is registered already.")) from None
     user = await ctx.store.users.get(user_id)
     await ctx.events.record(
         events.MFA_ENROLLED,
@@ -183,5 +200,5 @@ async def _enrol(
     return RedirectResponse(ctx.path("/account?done=passkey"), status_code=303, headers={"Cache-Control": "no-store"})
 
 
-def _refused(ctx: Context, t, message: str) -> Response:
-    return error_page(ctx, message, status=400, title=t("passkey.title"))
+def _refused(ctx: Context, request: Request, at, message: str) -> Response:
+    return error_page(ctx, request, message, status=400, title=TITLE, at=at)

@@ -1,12 +1,12 @@
 """The pages every face shares, as routes: signing in (password, second factor, passkeys), the one
-consent page, the account page and the home page."""
+consent page, the account page, the language switch and the home page."""
 
 from __future__ import annotations
 
 from starlette.routing import Route
 
 from campusid.idp.context import Context
-from campusid.idp.pages import account, consent, login, passkeys, second_factor
+from campusid.idp.pages import account, consent, language, login, passkeys, second_factor
 
 # Run by every password sign-in: reached without the router (idp/app.py).
 HOT = {("POST", "/login")}
@@ -36,5 +36,6 @@ def routes() -> list[Route]:
         Route("/account/security/factor/remove", account.remove_factor_post, methods=["POST"]),
         Route("/account/security/recovery-codes", account.recovery_codes_post, methods=["POST"]),
         Route("/account/security/password", account.password_post, methods=["POST"]),
+        Route("/language", language.language_get, methods=["GET"]),
         Route("/", login.home, methods=["GET"]),
     ]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from campusid.i18n import N_
 from campusid.idp import events
 from campusid.idp.context import Context
 from campusid.idp.errors import RequestError
@@ -43,21 +44,15 @@ from campusid.idp.web.browser import (
     pending_of_page,
     with_handle,
 )
-from campusid.idp.web.http import (
-    PASSKEY_CSP,
-    detour,
-    error_page,
-    language,
-    page,
-    page_endpoint,
-    query_params,
-    read_form,
-    read_form_or_refusal,
-    see_other,
-)
+from campusid.idp.web.http import PASSKEY_CSP, detour, query_params, read_form, read_form_or_refusal, see_other
+from campusid.idp.web.render import FORM_EXPIRED, error_page, page, page_endpoint
 
 MFA_PURPOSE = "mfa"
 TOTP_PURPOSE = "totp-enrol"
+BAD_CODE = N_("Enter the 6 digits your authenticator app shows, or a 12-character recovery code.")
+WRONG_CODE = N_("That code is not correct, or it was already used. Wait for the next code and try again.")
+WRONG_NEW_CODE = N_("That code does not match. Check the time on your phone and enter the current code.")
+SET_UP_TITLE = N_("Set up an authenticator app")
 
 
 def _at_second_factor(at: PendingSignIn | None) -> PendingSignIn | None:
@@ -73,17 +68,16 @@ def _mfa_page(
     headers: dict | None = None,
     passkeys: bool = False,
 ) -> Response:
-    lang, t = language(request)
     if passkeys:
         headers = {**(headers or {}), "Content-Security-Policy": PASSKEY_CSP}
     return page(
         ctx,
+        request,
         "mfa.html",
         status=status,
         headers=headers,
+        at=at,
         passkeys=passkeys,
-        lang=lang,
-        t=t,
         error=error,
         done=at.done,
         csrf=pending_csrf(ctx, MFA_PURPOSE, at),
@@ -102,7 +96,7 @@ async def mfa_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     at = _at_second_factor(await pending_of_page(ctx, request))
     if at is None:
-        return expired(ctx)
+        return expired(ctx, request)
     if at.step == stages.ENROL and not at.done:
         return see_other(stage_page(ctx, at))
     passkeys = offered(ctx.settings.issuer) and bool(await ctx.store.factors.passkey_ids(at.user_id))
@@ -116,19 +110,18 @@ async def mfa_post(request: Request) -> Response:
     form, unreadable = await read_form_or_refusal(request)
     at = _at_second_factor(await pending_of_form(ctx, request, form))
     if at is None:
-        return expired(ctx)
-    _, t = language(request)
+        return expired(ctx, request)
     if unreadable is not None:
-        return _mfa_page(ctx, request, at, unreadable.status, unreadable.description or t("mfa.bad_code"))
+        return _mfa_page(ctx, request, at, unreadable.status, unreadable.message or BAD_CODE)
     if not pending_csrf_ok(ctx, MFA_PURPOSE, at, form.get("csrf_token")):
-        return _mfa_page(ctx, request, at, 403, t("err.csrf"))
+        return _mfa_page(ctx, request, at, 403, FORM_EXPIRED)
     sign_in = at.sign_in
     if at.done:  # the factor was set up and confirmed in this sign-in
         return await signed_in(ctx, request, at, sign_in)
     if at.step != stages.VERIFY:
         return see_other(stage_page(ctx, at))
     if mfa.parse_code(form.get("code")) is None:
-        return _mfa_page(ctx, request, at, 400, t("mfa.bad_code"))
+        return _mfa_page(ctx, request, at, 400, BAD_CODE)
     limiter = ctx.limiter
     if limiter is not None:
         refusal = await limiter.before_second_factor(sign_in.user_id)
@@ -144,7 +137,7 @@ async def mfa_post(request: Request) -> Response:
                 return _refused(ctx, request, at, refusal)
         username = user.username if user else None
         await ctx.events.record(events.MFA_FAILURE, username=username, ip=ip, detail="wrong or reused code")
-        return _mfa_page(ctx, request, at, 401, t("mfa.wrong_code"))
+        return _mfa_page(ctx, request, at, 401, WRONG_CODE)
     await ctx.events.record(  # the sign-in succeeds with its second factor, not before
         events.LOGIN_SUCCESS,
         username=user.username if user else None,
@@ -208,14 +201,13 @@ def _here(request: Request) -> str:
 
 
 def _enrol_page(ctx, request, who: Enroller, enrolment, status: int = 200, error: str | None = None) -> Response:
-    lang, t = language(request)
     action = with_handle(request.url.path, who.at) if who.at is not None else _here(request)
     return page(
         ctx,
+        request,
         "totp_enrol.html",
         status=status,
-        lang=lang,
-        t=t,
+        at=who.at,
         error=error,
         enrolment=enrolment,
         required=who.at is not None,
@@ -228,39 +220,37 @@ async def totp_get(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
     at = await pending_of_page(ctx, request)
     if at is not None and _enrolling(at) is None:  # named, but past this step (or not at it)
-        return see_other(stage_page(ctx, at)) if _at_second_factor(at) is not None else expired(ctx)
+        return see_other(stage_page(ctx, at)) if _at_second_factor(at) is not None else expired(ctx, request)
     who = await _enroller(ctx, request, at)
     if who is None:
         return _sign_in_again(ctx, request)
     if any(f.kind == TOTP for f in await ctx.factors.factors(who.user.id)):
-        lang, t = language(request)
-        return page(ctx, "totp_done.html", lang=lang, t=t, codes=None, already=True, account=ctx.path("/account"))
+        return page(ctx, request, "totp_done.html", at=who.at, codes=None, already=True, account=ctx.path("/account"))
     return _enrol_page(ctx, request, who, await ctx.factors.start_totp(who.user))
 
 
 @page_endpoint
 async def totp_post(request: Request) -> Response:
     ctx: Context = request.app.state.ctx
-    lang, t = language(request)
     form = await read_form(request)
     token = form.get("csrf_token")
     at = None
     if handle_of(token) is not None:  # the form of a sign-in waiting for its factor
         at = _enrolling(await pending_of_form(ctx, request, form))
         if at is None:
-            return expired(ctx)
+            return expired(ctx, request)
     who = await _enroller(ctx, request, at)
     if who is None:
         return _sign_in_again(ctx, request)
     if not who.csrf_ok(ctx, token):
-        return error_page(ctx, t("err.csrf"), status=403, title=t("totp.title"))
+        return error_page(ctx, request, FORM_EXPIRED, status=403, title=SET_UP_TITLE, at=at)
     factor_id = form.get("factor", "")
     codes = await ctx.factors.confirm_totp(who.user.id, factor_id, form.get("code"))
     if codes is None:
         enrolment = await ctx.factors.pending_enrolment(who.user, factor_id)
         if enrolment is None:
             return see_other(with_handle(request.url.path, at) if at is not None else _here(request))
-        message = t("mfa.bad_code") if mfa.parse_code(form.get("code")) is None else t("totp.wrong_code")
+        message = BAD_CODE if mfa.parse_code(form.get("code")) is None else WRONG_NEW_CODE
         return _enrol_page(ctx, request, who, enrolment, 400, message)
     await ctx.events.record(
         events.MFA_ENROLLED,
@@ -269,20 +259,32 @@ async def totp_post(request: Request) -> Response:
         detail="totp",
     )
     if at is None:
-        return page(ctx, "totp_done.html", lang=lang, t=t, codes=codes, already=False, account=_next(ctx, request))
+        return page(
+            ctx, request, "totp_done.html", switch=False, codes=codes, already=False, account=_next(ctx, request)
+        )
     # This sign-in's second factor is the code just confirmed: it goes on under a new handle that
     # holds the sign-in with it ("Continue" posts to /login/mfa).
     done = next_stage(
         ctx, request, at, stages.SECOND_FACTOR, mfa.with_second_factor(at.sign_in, mfa.OTP), step=at.step, done=True
     )
     if not await finish_pending(ctx, at):  # finished meanwhile: the factor stands, its codes are shown
-        return page(ctx, "totp_done.html", lang=lang, t=t, codes=codes, already=False, account=ctx.path("/account"))
+        return page(
+            ctx,
+            request,
+            "totp_done.html",
+            switch=False,
+            asked=at.locale,
+            codes=codes,
+            already=False,
+            account=ctx.path("/account"),
+        )
     await ctx.store.sessions.create_interaction(done.row)
     return page(
         ctx,
+        request,
         "totp_done.html",
-        lang=lang,
-        t=t,
+        switch=False,  # the codes are shown this once: a switch would lose them
+        at=done,
         codes=codes,
         already=False,
         continue_action=ctx.path("/login/mfa"),

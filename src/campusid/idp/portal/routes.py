@@ -7,6 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from campusid.i18n import N_
 from campusid.idp.apps import AppError, ValidationFailed
 from campusid.idp.apps.service import ACTIVE, APPROVED, EDITABLE, UNDER_REVIEW
 from campusid.idp.context import Context
@@ -14,7 +15,15 @@ from campusid.idp.portal import views
 from campusid.idp.portal.web import DEVELOPER_ROLES, Viewer, app_error, guard, guarded_form, problem, render, see_other
 
 PURPOSE = "portal"
-DONE = ("created", "edited", "submitted", "activated", "rotated", "revision")
+# What the app's page says after a step (`?done=`).
+DONE = {
+    "created": N_("The application was registered as a draft."),
+    "edited": N_("Your changes were saved."),
+    "submitted": N_("Submitted for review."),
+    "activated": N_("The application is active."),
+    "rotated": N_("A new secret was issued; the old one no longer works."),
+    "revision": N_("Your change was submitted for review."),
+}
 
 
 def _ctx(request: Request) -> Context:
@@ -45,9 +54,10 @@ async def _detail(
         app=app,
         scopes=views.scope_rows(app, app["granted_scopes"] if state in (APPROVED, ACTIVE, "suspended") else None),
         revision_scopes=views.scope_rows(revision) if revision else [],
-        history=views.history(app["history"], viewer.t),
+        history=views.history(app["history"]),
         secret=secret,
-        notice=viewer.t(f"done.{done}") if done in DONE else None,
+        switch=secret is None,  # a secret is shown this once: a language switch would lose it
+        notice=DONE.get(done or ""),
         error=error,
         can_edit=state in EDITABLE,
         can_submit=state in EDITABLE,
@@ -154,13 +164,8 @@ async def edit_form(request: Request) -> Response:
     app = await ctx.apps.show(client_id)
     mode = _edit_mode(app)
     if mode is None:
-        return problem(
-            ctx,
-            viewer,
-            409,
-            f"cannot edit an application that is {app['state']} (only draft or rejected)",
-            back=_app_url(ctx, client_id),
-        )
+        why = N_("cannot edit an application that is %(state)s (only draft or rejected)", state=app["state"])
+        return problem(ctx, viewer, 409, why, back=_app_url(ctx, client_id))
     source = app["revision"] if mode == "change" and app["revision"] else app
     return _form(ctx, viewer, mode, views.form_state(source, app["type"]), app=app)
 

@@ -3,13 +3,12 @@ Templates stay free of rules; the rules stay in the service."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from campusid.idp import release
 from campusid.idp.cas.registration import CASRegistration
 from campusid.idp.cas.rules import services as cas_services
 from campusid.idp.oidc.registration import OIDCRegistration
 from campusid.idp.oidc.rules.redirect_uri import registration_problem
+from campusid.idp.portal import labels
 
 # Every grant type a review may grant, of every face: a form offers each (its face refuses the others').
 GRANT_TYPES = (*OIDCRegistration.grant_types, *CASRegistration.grant_types)
@@ -17,9 +16,9 @@ GRANT_TYPES = (*OIDCRegistration.grant_types, *CASRegistration.grant_types)
 MAX_URIS_FIELD = 20 * 2000
 
 
-def history(events: list[dict], t: Callable[[str], str]) -> list[dict]:
-    """Newest first, with translated action names; feedback stays exactly as the reviewer wrote it."""
-    return [{**e, "label": t(f"action.{e['action']}")} for e in reversed(events)]
+def history(events: list[dict]) -> list[dict]:
+    """Newest first, with the actions' names (labels.py); feedback stays exactly as the reviewer wrote it."""
+    return [{**e, "label": labels.action.get(e["action"], e["action"])} for e in reversed(events)]
 
 
 def scope_rows(config: dict, granted: list[str] | None = None) -> list[dict]:

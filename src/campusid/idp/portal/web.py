@@ -1,36 +1,45 @@
-"""What every portal and console page shares: who is signed in, the language, CSRF-checked
-forms, and rendering with the security headers of `http.page()`."""
+"""What every portal and console page shares: who is signed in, CSRF-checked forms, and rendering
+(web/render.py: the reader's language, the security headers), with the review workflow's names
+(labels.py) at hand."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from campusid.idp import i18n
+from campusid.i18n import N_
 from campusid.idp.apps import AppError
 from campusid.idp.context import Context
 from campusid.idp.errors import RequestError
 from campusid.idp.pages.account import policy_redirect
+from campusid.idp.portal import labels
 from campusid.idp.store.rows import User
 from campusid.idp.web.browser import CurrentSession, csrf_ok, csrf_token, current_session
-from campusid.idp.web.http import detour, language, page, read_form, see_other
+from campusid.idp.web.http import detour, read_form, see_other
+from campusid.idp.web.render import FORM_EXPIRED, UNREADABLE, page
 
 DEVELOPER_ROLES = ("developer", "admin")
 ADMIN_ROLES = ("admin",)
+# A problem page's summary, by its status; its detail says precisely what was wrong.
+SUMMARIES = {
+    400: UNREADABLE,
+    403: N_("You are not allowed to do that."),
+    404: N_("That application does not exist."),
+    409: N_("That step is not possible in the application's current state."),
+    422: N_("Please correct the form."),
+}
+DID_NOT_WORK = N_("That did not work")
 
 
 @dataclass
 class Viewer:
-    """The signed-in user looking at a page, in their language, with the CSRF token for its forms."""
+    """The signed-in user looking at a page (the request), with the CSRF token's purpose for its forms."""
 
     user: User
     session: CurrentSession
-    lang: str
-    t: Callable[[str], str]
+    request: Request
     purpose: str
 
     @property
@@ -42,10 +51,6 @@ class Viewer:
         return self.user.role == "admin"
 
 
-def when(ts: int | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ts)) if ts else "—"
-
-
 async def guard(
     ctx: Context, request: Request, roles: tuple[str, ...], purpose: str
 ) -> tuple[Viewer | None, Response | None]:
@@ -53,44 +58,49 @@ async def guard(
     a 303 to the IdP's own login page (signed out) or a 403 page (wrong role)."""
     session = await current_session(ctx, request)
     user = await ctx.store.users.get(session.user_id) if session else None
-    lang, t = language(request)
     if session is None or user is None:
         return None, see_other(detour(ctx.path("/login"), request, ctx.path("/")))
     redirect = await policy_redirect(ctx, request, user, session)  # a second factor first, if required
     if redirect is not None:
         return None, redirect
-    viewer = Viewer(user=user, session=session, lang=lang, t=t, purpose=purpose)
+    viewer = Viewer(user=user, session=session, request=request, purpose=purpose)
     if user.role not in roles:
-        key = "admin.not_admin" if roles == ADMIN_ROLES else "portal.not_developer"
-        return None, problem(ctx, viewer, 403, t(key))
+        if roles == ADMIN_ROLES:
+            why = N_("Only administrators may use the review console.")
+        else:
+            why = N_(
+                "Only developers and administrators may register applications. "
+                "Ask an administrator for the developer role."
+            )
+        return None, problem(ctx, viewer, 403, why)
     return viewer, None
 
 
 def render(ctx: Context, viewer: Viewer, template: str, status: int = 200, **values) -> Response:
     return page(
         ctx,
+        viewer.request,
         template,
         status=status,
-        lang=viewer.lang,
-        t=viewer.t,
         me=viewer.user,
         csrf=csrf_token(ctx, viewer.purpose, viewer.session.raw_id),
-        when=when,
+        labels=labels,
         **values,
     )
 
 
 def problem(ctx: Context, viewer: Viewer, status: int, detail: str, back: str | None = None) -> Response:
-    """A plain-language error page: a translated summary and the precise reason."""
-    summary_key = f"err.{status}"
+    """A plain-language error page: a summary by its status and the precise reason (`detail`,
+    shown in the page's language when it was marked, as the review workflow's errors are)."""
     return render(
         ctx,
         viewer,
         "portal/problem.html",
         status=status,
-        summary=viewer.t(summary_key) if i18n.has(summary_key) else viewer.t("err.title"),
+        summary=SUMMARIES.get(status, DID_NOT_WORK),
         detail=detail,
         back=back,
+        after_post=back,  # the language switch of a refused form's answer: back to where it came from
     )
 
 
@@ -103,9 +113,9 @@ async def posted_form(ctx: Context, request: Request, viewer: Viewer) -> tuple[d
     try:
         form = await read_form(request)
     except RequestError as exc:
-        return None, problem(ctx, viewer, 400, exc.description or viewer.t("err.400"))
+        return None, problem(ctx, viewer, 400, exc.message or UNREADABLE)
     if not csrf_ok(ctx, viewer.purpose, viewer.session.raw_id, form.get("csrf_token")):
-        return None, problem(ctx, viewer, 403, viewer.t("err.csrf"))
+        return None, problem(ctx, viewer, 403, FORM_EXPIRED)
     return form, None
 
 

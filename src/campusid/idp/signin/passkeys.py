@@ -17,6 +17,7 @@ import ipaddress
 import json
 from dataclasses import dataclass
 
+from campusid.i18n import N_
 from campusid.issuer import Issuer
 
 MAX_CREDENTIAL_JSON = 16 * 1024
@@ -103,14 +104,14 @@ class RelyingParty:
                 **more,
             )
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-            raise PasskeyRefused(f"{refused}: {_reason(exc)}") from None
+            raise PasskeyRefused(N_("%(refused)s: %(reason)s", refused=refused, reason=_reason(exc))) from None
 
     def verify_registration(self, credential: str, challenge: str) -> tuple[str, bytes, int]:
         """(credential id, COSE public key, sign count) of a verified registration."""
         from webauthn import verify_registration_response
 
         verified = self._verified(
-            verify_registration_response, "The passkey could not be registered", credential, challenge
+            verify_registration_response, N_("The passkey could not be registered"), credential, challenge
         )
         return bytes_to_base64url(verified.credential_id), verified.credential_public_key, verified.sign_count
 
@@ -124,7 +125,7 @@ class RelyingParty:
 
         verified = self._verified(
             verify_authentication_response,
-            "The passkey was not accepted",
+            N_("The passkey was not accepted"),
             credential,
             challenge,
             credential_public_key=public_key,
@@ -140,11 +141,11 @@ def credential_id_of(credential: str) -> str:
     data = _json(credential)
     raw = data.get("rawId") or data.get("id")
     if not isinstance(raw, str) or not raw or len(raw) > 1400:
-        raise PasskeyRefused("The passkey response does not name a credential.")
+        raise PasskeyRefused(N_("The passkey response does not name a credential."))
     try:
         return bytes_to_base64url(base64url_to_bytes(raw))
     except (ValueError, TypeError):
-        raise PasskeyRefused("The passkey response does not name a credential.") from None
+        raise PasskeyRefused(N_("The passkey response does not name a credential.")) from None
 
 
 def base64url_to_bytes(value: str) -> bytes:
@@ -159,13 +160,13 @@ def bytes_to_base64url(value: bytes) -> str:
 
 def _json(credential: str) -> dict:
     if not credential or len(credential) > MAX_CREDENTIAL_JSON:
-        raise PasskeyRefused("The passkey response is missing or too large.")
+        raise PasskeyRefused(N_("The passkey response is missing or too large."))
     try:
         data = json.loads(credential)
     except ValueError:
-        raise PasskeyRefused("The passkey response is not valid.") from None
+        raise PasskeyRefused(N_("The passkey response is not valid.")) from None
     if not isinstance(data, dict):
-        raise PasskeyRefused("The passkey response is not valid.")
+        raise PasskeyRefused(N_("The passkey response is not valid."))
     return data
 
 

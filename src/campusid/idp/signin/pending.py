@@ -16,7 +16,9 @@ the handle to the browser). Each change of stage stores a new interaction under 
 deletes the old one in the same write, so a handle is good for one step only.
 
 The stored form is JSON (`params`): the kind's own request under "request", the app's client_id
-and name at the top (the login's one statement joins the app by it), the stage and its step.
+and name at the top (the login's one statement joins the app by it), the stage and its step, and
+the language its pages speak when the app asked for one (OIDC `ui_locales`) or the person chose one
+on a page of this sign-in.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ class PendingSignIn:
         return self.row.params.get("client_name")
 
     @property
+    def locale(self) -> str | None:
+        """The catalogue its pages speak (campusid.i18n), when the app or the person chose one."""
+        return self.row.params.get("locale")
+
+    @property
     def step(self) -> str | None:
         return self.row.params.get("step")
 
@@ -97,6 +104,7 @@ def params(
     client_name: str | None = None,
     step: str | None = None,
     done: bool = False,
+    locale: str | None = None,
 ) -> dict:
     """The stored form of a pending sign-in's parameters."""
     if stage not in STAGES:
@@ -109,6 +117,8 @@ def params(
         out["step"] = step
     if done:
         out["done"] = True
+    if locale is not None:
+        out["locale"] = locale
     return out
 
 

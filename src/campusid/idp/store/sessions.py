@@ -12,6 +12,7 @@ notices, in one transaction, through the grants and notices repositories.
 
 from __future__ import annotations
 
+import time
 from dataclasses import fields
 
 from sqlalchemy import and_, bindparam, delete, exists, insert, select, update
@@ -19,7 +20,7 @@ from sqlalchemy import and_, bindparam, delete, exists, insert, select, update
 from campusid.idp.store.database import Database, Prepared, Queries
 from campusid.idp.store.grants import Grants
 from campusid.idp.store.notices import Notices
-from campusid.idp.store.repository import Repository, row_maker
+from campusid.idp.store.repository import Repository, row_maker, typed
 from campusid.idp.store.rows import Client, Ended, Grant, Interaction, LoginContext, Session
 from campusid.idp.store.schema import (
     CLIENT_COLUMNS,
@@ -61,6 +62,13 @@ INTERACTION = select(interactions).where(
 INSERT_INTERACTION = insert(interactions)
 FINISH_INTERACTION = (
     delete(interactions).where(interactions.c.id_hash == bindparam("h")).returning(interactions.c.id_hash)
+)
+# A pending sign-in's parameters changed in place (its language), while it is live.
+SET_INTERACTION_PARAMS = (
+    update(interactions)
+    .where(interactions.c.id_hash == bindparam("h"), interactions.c.expires_at > bindparam("now"))
+    .values(params=typed("params", interactions.c.params))
+    .returning(interactions.c.id_hash)
 )
 # The login POST: the interaction, the user the form names and, for an authorization request,
 # its client with that user's remembered consent, in one statement (with what decides whether
@@ -105,6 +113,7 @@ class Sessions(Repository):
         self._interaction_by_hash = db.prepare("INTERACTION", INTERACTION)
         self._insert_interaction = db.prepare("INSERT_INTERACTION", INSERT_INTERACTION)
         self._finish_interaction = db.prepare("FINISH_INTERACTION", FINISH_INTERACTION)
+        self._set_interaction_params = db.prepare("SET_INTERACTION_PARAMS", SET_INTERACTION_PARAMS)
         self._login_context = db.prepare("LOGIN_CONTEXT", LOGIN_CONTEXT)
 
         self._session = row_maker(Session, self._by_hash)
@@ -193,6 +202,11 @@ class Sessions(Repository):
 
     async def create_interaction(self, interaction: Interaction) -> None:
         await self.db.execute(self._insert_interaction, vars(interaction))
+
+    async def set_interaction_params(self, id_hash: str, params: dict, now: int | None = None) -> bool:
+        """Replace a live interaction's parameters; False when it is gone."""
+        values = {"h": id_hash, "now": int(time.time()) if now is None else now, "params": params}
+        return await self.db.fetch_one(self._set_interaction_params, values) is not None
 
     async def finish_interaction(self, id_hash: str) -> bool:
         """Delete the interaction; True for the one caller that finished it."""

@@ -160,6 +160,7 @@ def new_pending(
     client_name: str | None = None,
     step: str | None = None,
     done: bool = False,
+    locale: str | None = None,
 ) -> tuple[PendingSignIn, str | None]:
     """A pending sign-in of this browser, not yet stored, and the binder to set in a cookie when
     the browser has none yet (else None): store it with `begin_pending` or in a login's write."""
@@ -173,7 +174,7 @@ def new_pending(
         id_hash=pending_key(binder, handle),
         kind=kind,
         params=pending.params(
-            request_params, stage, client_id=client_id, client_name=client_name, step=step, done=done
+            request_params, stage, client_id=client_id, client_name=client_name, step=step, done=done, locale=locale
         ),
         user_id=sign_in.user_id if sign_in else None,
         auth_time=sign_in.auth_time if sign_in else None,
@@ -199,6 +200,7 @@ def next_stage(
         sign_in,
         client_id=before.client_id,
         client_name=before.client_name,
+        locale=before.locale,
         **step,
     )
     return after
@@ -271,6 +273,12 @@ async def pending_of_form(
     posts to the bare path is understood by the handle its CSRF token carries)."""
     handle = _query_handle(request) or handle_of(form.get("csrf_token"))
     return await find_pending(ctx, request, handle, login_username)
+
+
+async def speak(ctx: Context, at: PendingSignIn, locale: str) -> bool:
+    """The rest of the sign-in `at` in `locale` (the person chose it on one of its pages, above what
+    the app asked); False when the sign-in is gone."""
+    return await ctx.store.sessions.set_interaction_params(at.id_hash, {**at.row.params, "locale": locale})
 
 
 async def finish_pending(ctx: Context, done: PendingSignIn) -> bool:

@@ -1,21 +1,21 @@
 """Request reading and response building shared by every face and page: strict bodies, security
-headers for pages (no referrer and no framing: RFC 9700 sections 4.2 and 4.16), and two of the
+headers for pages (no referrer and no framing: RFC 9700 sections 4.2 and 4.16), and one of the
 three places where a refused request (idp/errors.py) becomes an answer: `json_error` for JSON
-endpoints and `page_error` for pages (the third is the authorization endpoint's, which shows a page
-until the client's redirect URI is verified and redirects after: idp/oidc/authorize.py)."""
+endpoints (the others: `page_error` for pages, web/render.py, and the authorization endpoint's,
+which shows a page until the client's redirect URI is verified and redirects after:
+idp/oidc/authorize.py)."""
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
-from campusid.idp import i18n
+from campusid.i18n import N_
 from campusid.idp.errors import BodyTooLarge, RequestError
 from campusid.idp.web.params import parse_urlencoded
 
@@ -61,28 +61,9 @@ def detour(url: str, request: Request, home: str) -> str:
     return url + "?next=" + quote(return_to(request, home), safe="/")
 
 
-def fill_in(text: str, **values: str) -> list[tuple[str, bool]]:
-    """`text` (ours) with each {name} replaced by a value (the user's or app's), as pieces the
-    template prints escaped, the values in bold: [(piece, is_value), …]."""
-    pieces: list[tuple[str, bool]] = []
-    for piece in re.split(r"(\{[a-z]+\})", text):
-        name = piece[1:-1] if piece.startswith("{") and piece.endswith("}") else None
-        if name in values:
-            pieces.append((values[name], True))
-        elif piece:
-            pieces.append((piece, False))
-    return pieces
-
-
 def see_other(url: str) -> RedirectResponse:
     """The answer to a form or a detour: 303, so the browser GETs `url` (RFC 9110 15.4.4), never cached."""
     return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
-
-
-def language(request: Request) -> tuple[str, Callable[[str], str]]:
-    """The page language the browser's Accept-Language prefers (i18n.choose), and its translator."""
-    lang = i18n.choose(request.headers.get("accept-language"))
-    return lang, i18n.translator(lang)
 
 
 async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
@@ -90,15 +71,15 @@ async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
     if declared is not None:
         try:
             if int(declared) > limit:
-                raise BodyTooLarge("the request body is too large")
+                raise BodyTooLarge(N_("the request body is too large"))
         except ValueError:
-            raise RequestError("Content-Length is not a number") from None
+            raise RequestError(N_("Content-Length is not a number")) from None
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge("the request body is too large")
+            raise BodyTooLarge(N_("the request body is too large"))
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -111,7 +92,7 @@ def is_form(request: Request) -> bool:
 async def read_form(request: Request) -> dict[str, str]:
     """An application/x-www-form-urlencoded body, parsed strictly (no duplicates, UTF-8)."""
     if not is_form(request):
-        raise RequestError(f"the request body must be {FORM}")
+        raise RequestError(N_("the request body must be %(type)s", type=FORM))
     return parse_urlencoded(await read_body(request))
 
 
@@ -157,52 +138,6 @@ def json_endpoint(
                 return await handler(request)
             except RequestError as exc:
                 return json_error(refine(exc) if refine is not None else exc, headers)
-
-        return endpoint
-
-    return wrap(handler) if handler is not None else wrap
-
-
-def page(ctx, template: str, status: int = 200, headers: dict | None = None, **values) -> HTMLResponse:
-    html = ctx.templates.get_template(template).render(
-        issuer_display=ctx.settings.issuer.display,
-        static=ctx.path("/static"),
-        path=ctx.path,
-        **values,
-    )
-    out = dict(PAGE_HEADERS)
-    if headers:
-        out.update(headers)
-    return HTMLResponse(html, status_code=status, headers=out)
-
-
-def error_page(
-    ctx, message: str, status: int = 400, title: str = "This sign-in request cannot be used"
-) -> HTMLResponse:
-    return page(ctx, "error.html", status=status, title=title, message=message)
-
-
-def page_error(ctx, exc: RequestError, title: str = "This request cannot be used") -> HTMLResponse:
-    """The HTML answer to a refused request: the error page with its description, its status and
-    the headers it carries (Retry-After)."""
-    response = error_page(ctx, exc.description or "The request could not be read.", exc.status, title)
-    response.headers.update(exc.headers)
-    return response
-
-
-def page_endpoint(handler: Handler | None = None, *, render: Callable[[Request, RequestError], Response] | None = None):
-    """An HTML endpoint: a RequestError its handler raises is answered by `page_error`, or by
-    `render` (a page that shows its own form again with the message). Bare or with options."""
-
-    def wrap(handler: Handler) -> Handler:
-        @functools.wraps(handler)
-        async def endpoint(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except RequestError as exc:
-                if render is not None:
-                    return render(request, exc)
-                return page_error(request.app.state.ctx, exc)
 
         return endpoint
 

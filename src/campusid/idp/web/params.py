@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from urllib.parse import unquote_to_bytes
 
+from campusid.i18n import N_
 from campusid.idp.errors import RequestError
 
 MAX_VALUE = 4096
 MAX_PARAMS = 64
 
 
-def decode_component(raw: bytes, what: str) -> str:
+def decode_component(raw: bytes, what: str = N_("a parameter")) -> str:
     """One form-urlencoded name or value: `+` and %XX decoded, UTF-8, no NUL (which no database
     column can hold)."""
     try:
@@ -23,9 +24,9 @@ def decode_component(raw: bytes, what: str) -> str:
             raw = unquote_to_bytes(raw.replace(b"+", b" "))
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise RequestError(f"{what} is not valid UTF-8") from None
+        raise RequestError(N_("%(what)s is not valid UTF-8", what=what)) from None
     if "\x00" in text:
-        raise RequestError(f"{what} contains a NUL character")
+        raise RequestError(N_("%(what)s contains a NUL character", what=what))
     return text
 
 
@@ -36,14 +37,14 @@ def parse_urlencoded(raw: bytes, *, max_value: int = MAX_VALUE) -> dict[str, str
         return out
     pairs = [p for p in raw.split(b"&") if p]
     if len(pairs) > MAX_PARAMS:
-        raise RequestError("too many parameters")
+        raise RequestError(N_("too many parameters"))
     for pair in pairs:
         key_raw, _, value_raw = pair.partition(b"=")
-        key = decode_component(key_raw, "a parameter name")
-        value = decode_component(value_raw, f"parameter {key[:40]!r}")
+        key = decode_component(key_raw, N_("a parameter name"))
+        value = decode_component(value_raw, N_("parameter %(name)r", name=key[:40]))
         if len(value) > max_value:
-            raise RequestError(f"parameter {key[:40]!r} is too long")
+            raise RequestError(N_("parameter %(name)r is too long", name=key[:40]))
         if key in out:
-            raise RequestError(f"parameter {key[:40]!r} is given more than once")
+            raise RequestError(N_("parameter %(name)r is given more than once", name=key[:40]))
         out[key] = value
     return out

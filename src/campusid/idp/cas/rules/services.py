@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 import idna
 
+from campusid.i18n import N_, Message
 from campusid.idp.issuer import is_loopback_host
 
 MAX_SERVICE = 2048
@@ -37,7 +38,12 @@ _DOT_SEGMENT = re.compile(r"^(?:\.|%2e){1,2}$", re.IGNORECASE)
 
 
 class ServiceRefused(ValueError):
-    """The URL cannot be a CAS service; the message says why (for people: the error page, the CLI)."""
+    """The URL cannot be a CAS service; `message` says why, marked for translation (for people: the
+    error page, the console, the CLI), `str()` in English (a protocol answer's description, logs)."""
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,11 @@ def _ascii_host(host: str, bracketed: bool) -> str:
     form), a name through UTS 46 to its lower-case ASCII form."""
     if bracketed:
         if "%" in host:
-            raise ServiceRefused("must not carry an IPv6 zone")
+            raise ServiceRefused(N_("must not carry an IPv6 zone"))
         try:
             return str(ipaddress.IPv6Address(host))
         except ValueError:
-            raise ServiceRefused("has an invalid IPv6 address") from None
+            raise ServiceRefused(N_("has an invalid IPv6 address")) from None
     try:
         ipaddress.IPv4Address(host)
         return host
@@ -84,39 +90,39 @@ def _ascii_host(host: str, bracketed: bool) -> str:
     try:
         return idna.encode(host, uts46=True).decode("ascii").lower()
     except (idna.IDNAError, UnicodeError):
-        raise ServiceRefused("has an invalid host name") from None
+        raise ServiceRefused(N_("has an invalid host name")) from None
 
 
 def parse_service(value: str) -> ServiceURL:
     """`value` as a service URL, or ServiceRefused saying why it can never be one."""
     if not value:
-        raise ServiceRefused("is empty")
+        raise ServiceRefused(N_("is empty"))
     if len(value) > MAX_SERVICE:
-        raise ServiceRefused(f"is longer than {MAX_SERVICE} characters")
+        raise ServiceRefused(N_("is longer than %(max)s characters", max=MAX_SERVICE))
     if any(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in value):
-        raise ServiceRefused("contains spaces or control characters")
+        raise ServiceRefused(N_("contains spaces or control characters"))
     if "\\" in value:
-        raise ServiceRefused("contains a backslash")
+        raise ServiceRefused(N_("contains a backslash"))
     if "#" in value:
-        raise ServiceRefused("has a fragment (#…)")
+        raise ServiceRefused(N_("has a fragment (#…)"))
     try:
         parts = urlsplit(value)
         port = parts.port
     except ValueError:
-        raise ServiceRefused("is not a valid URL") from None
+        raise ServiceRefused(N_("is not a valid URL")) from None
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or not value[: len(scheme) + 3].lower() == scheme + "://":
-        raise ServiceRefused("is not an absolute http(s) URL")
+        raise ServiceRefused(N_("is not an absolute http(s) URL"))
     if "@" in parts.netloc:
-        raise ServiceRefused("has user information (user@host)")
+        raise ServiceRefused(N_("has user information (user@host)"))
     if not parts.hostname:
-        raise ServiceRefused("has no host")
+        raise ServiceRefused(N_("has no host"))
     host = _ascii_host(parts.hostname, parts.netloc.startswith("["))
     if scheme == "http" and not is_loopback_host(host):
-        raise ServiceRefused("uses http on a host that is not loopback (https is required)")
+        raise ServiceRefused(N_("uses http on a host that is not loopback (https is required)"))
     path = parts.path or "/"
     if any(_DOT_SEGMENT.match(segment) for segment in path.split("/")):
-        raise ServiceRefused("has a '.' or '..' path segment")
+        raise ServiceRefused(N_("has a '.' or '..' path segment"))
     return ServiceURL(value, scheme, host, port or DEFAULT_PORTS[scheme], path, parts.query)
 
 
@@ -126,11 +132,11 @@ def registration_problem(value: str) -> str | None:
     try:
         parse_service(value)
     except ServiceRefused as exc:
-        return str(exc)
+        return exc.message
     if "?" in value:
-        return "has a query (?…); register the address without it"
+        return N_("has a query (?…); register the address without it")
     if "*" in value:
-        return "has a wildcard (*); register the address that every service URL begins with"
+        return N_("has a wildcard (*); register the address that every service URL begins with")
     return None
 
 

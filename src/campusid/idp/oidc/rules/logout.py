@@ -17,6 +17,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from joserfc import jws
 from joserfc.errors import JoseError
 
+from campusid.i18n import N_
 from campusid.idp.crypto import new_token
 from campusid.idp.keys import ID_TOKEN_ALG, KeyManager
 from campusid.idp.oidc.rules.jws import CompactSigner, split_compact
@@ -32,14 +33,31 @@ BACKCHANNEL_EVENT = "http://schemas.openid.net/event/backchannel-logout"
 LOGOUT_TOKEN_TYP = "logout+jwt"  # Back-Channel Logout 1.0 2.4 (explicit typing, RFC 8725 3.11)
 
 
-class LogoutRefused(Exception):
-    """A request the end_session endpoint will not follow: no redirect; `key` names the message
-    of the logout page (idp/i18n.py), `message` says it in English for logs and tests."""
+# What the logout page says about a refused request, by the refusal's kind.
+REFUSALS = {
+    "malformed": N_("This sign-out request is malformed: a parameter is repeated, too long or not valid text."),
+    "too_long": N_("This sign-out request has a parameter that is too long."),
+    "hint": N_("The application sent an ID token that this sign-in service did not issue, or that was changed."),
+    "client_mismatch": N_("The application named in the request is not the one the ID token was issued to."),
+    "no_client": N_("The request asks to return to an address but does not say which application it comes from."),
+    "unknown_client": N_("The application in this request is not known here."),
+    "uri": N_("The address to return to is not registered for this application, so you were not sent there."),
+    "form": N_("The sign-out form expired or was not sent from this page. Nothing was changed; try again."),
+}
 
-    def __init__(self, key: str, message: str) -> None:
+
+class LogoutRefused(Exception):
+    """A request the end_session endpoint will not follow: no redirect; `kind` names the logout
+    page's message (REFUSALS, `text`), `message` says it precisely in English for logs and tests."""
+
+    def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
-        self.key = key
+        self.kind = kind
         self.message = message
+
+    @property
+    def text(self) -> str:
+        return REFUSALS[self.kind]
 
 
 @dataclass(frozen=True)
@@ -74,7 +92,7 @@ def backchannel_uri_problem(uri: str) -> str | None:
     are allowed (campus services live there, and every URI passes review)."""
     problem = registration_problem(uri, "web")
     if problem and "https" in problem:
-        return "must use https (http only on a loopback host: 127.0.0.1, [::1], localhost)"
+        return N_("must use https (http only on a loopback host: 127.0.0.1, [::1], localhost)")
     return problem
 
 
@@ -89,9 +107,9 @@ def assemble(params: dict[str, str]) -> dict[str, str]:
             continue
         limit = MAX_HINT if name == "id_token_hint" else MAX_VALUE
         if len(value) > limit:
-            raise LogoutRefused("logout.err.too_long", f"the parameter {name} is too long")
+            raise LogoutRefused("too_long", f"the parameter {name} is too long")
         if not value.isprintable():
-            raise LogoutRefused("logout.err.malformed", f"the parameter {name} holds control characters")
+            raise LogoutRefused("malformed", f"the parameter {name} holds control characters")
         out[name] = value
     return out
 
@@ -101,7 +119,7 @@ async def verify_id_token_hint(token: str, keys: KeyManager, issuer: str) -> dic
     it was the issuer"): RS256 only (never `none`), a published key by `kid`, the signature, `iss`
     and `aud`. An expired hint is accepted (the same section: the RP may hold an old one), so
     `exp` is not checked; the signature still is."""
-    refused = LogoutRefused("logout.err.hint", "the id_token_hint is not a valid ID token of this sign-in service")
+    refused = LogoutRefused("hint", "the id_token_hint is not a valid ID token of this sign-in service")
     try:
         header, _, payload, _ = split_compact(token)
         claims = json.loads(payload)
@@ -135,7 +153,7 @@ def check_client(hint: dict | None, client_id: str | None) -> str | None:
     if hint is not None:
         named = hint_client_id(hint)
         if client_id is not None and client_id != named:
-            raise LogoutRefused("logout.err.client_mismatch", "client_id is not the audience of the id_token_hint")
+            raise LogoutRefused("client_mismatch", "client_id is not the audience of the id_token_hint")
         return named
     return client_id
 
@@ -145,12 +163,10 @@ def check_post_logout_redirect_uri(client: Client | None, uri: str) -> str:
     previously registered"; compared character for character); a URI given without a client to
     hold it against, or one registered by another app, is refused."""
     if client is None:
-        raise LogoutRefused(
-            "logout.err.no_client", "post_logout_redirect_uri needs an id_token_hint or client_id naming the app"
-        )
+        raise LogoutRefused("no_client", "post_logout_redirect_uri needs an id_token_hint or client_id naming the app")
     if uri not in client.post_logout_redirect_uris:
         raise LogoutRefused(
-            "logout.err.uri", "post_logout_redirect_uri is not registered for this application; nothing was followed"
+            "uri", "post_logout_redirect_uri is not registered for this application; nothing was followed"
         )
     return uri
 
@@ -172,7 +188,7 @@ async def decide_logout_request(params: dict[str, str], keys: KeyManager, issuer
     client_id = check_client(hint, p.get("client_id"))
     client = await find_client(client_id) if client_id is not None else None
     if client_id is not None and client is None:
-        raise LogoutRefused("logout.err.unknown_client", "the application is not known here")
+        raise LogoutRefused("unknown_client", "the application is not known here")
     uri = None
     if "post_logout_redirect_uri" in p:
         uri = with_state(check_post_logout_redirect_uri(client, p["post_logout_redirect_uri"]), p.get("state"))

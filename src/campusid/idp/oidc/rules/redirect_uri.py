@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from campusid.i18n import N_
 from campusid.idp.issuer import is_loopback_host
 
 _LOOPBACK_LITERALS = ("127.0.0.1", "::1")
@@ -24,34 +25,34 @@ def _split(uri: str):
 def registration_problem(uri: str, client_type: str) -> str | None:
     """Why `uri` cannot be registered for this client type, or None when it can."""
     if not uri or len(uri) > 2000 or any(c.isspace() for c in uri) or not uri.isprintable():
-        return "must be a non-empty URI without spaces or control characters, at most 2000 characters"
+        return N_("must be a non-empty URI without spaces or control characters, at most 2000 characters")
     parts = _split(uri)
     if parts is None or not parts.scheme:
-        return "is not an absolute URI"
+        return N_("is not an absolute URI")
     if parts.fragment or "#" in uri:
-        return "must not contain a fragment (#…) (RFC 6749 3.1.2)"
+        return N_("must not contain a fragment (#…) (RFC 6749 3.1.2)")
     if "*" in uri:
-        return "must not contain wildcards"
+        return N_("must not contain wildcards")
     if parts.username or parts.password:
-        return "must not contain user information"
+        return N_("must not contain user information")
     scheme = parts.scheme.lower()
     if client_type == "web":
         if scheme == "https" and parts.hostname:
             return None
         if scheme == "http" and parts.hostname and is_loopback_host(parts.hostname):
             return None
-        return "for a web app must use https (http only on a loopback host)"
+        return N_("for a web app must use https (http only on a loopback host)")
     if scheme == "http":
         if parts.hostname in _LOOPBACK_LITERALS:
             return None
-        return (
+        return N_(
             "for a native app must use a loopback IP literal (http://127.0.0.1/… or http://[::1]/…), "
             "not localhost or another host (RFC 8252 8.3)"
         )
     if scheme == "https":
-        return "for a native app must be a private-use scheme or a loopback address"
+        return N_("for a native app must be a private-use scheme or a loopback address")
     if not _PRIVATE_SCHEME.match(scheme):
-        return (
+        return N_(
             "for a native app must use a private-use scheme in reverse-domain form, "
             "e.g. edu.example.app:/callback (RFC 8252 7.1)"
         )

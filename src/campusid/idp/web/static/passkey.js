@@ -17,6 +17,10 @@
   function ids(list) {
     return (list || []).map(function (c) { return Object.assign({}, c, { id: toBytes(c.id) }); });
   }
+  function unavailable() {
+    var box = document.getElementById("passkey-error");
+    return (box && box.getAttribute("data-unavailable")) || "Passkeys are not available.";
+  }
   function show(message) {
     var box = document.getElementById("passkey-error");
     if (box) { box.textContent = message; box.hidden = false; }
@@ -30,7 +34,7 @@
       headers: { "Content-Type": "application/x-www-form-urlencoded" }
     });
     var data = await answer.json();
-    if (!answer.ok) { show(data.error_description || "Passkeys are not available."); return; }
+    if (!answer.ok) { show(data.message || data.error_description || unavailable()); return; }
     var options = data.publicKey, credential, response;
     options.challenge = toBytes(options.challenge);
     if (mode === "enrol") {
