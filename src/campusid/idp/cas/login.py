@@ -194,21 +194,15 @@ async def service_ticket(
         blocked = await limiter.completed_login(sign_in.user_id, app.client_id)
         if blocked is not None:
             return too_many(ctx, request, blocked, asked), None
-    ticket = tickets.new_ticket(tickets.ST)
-    now = int(time.time())
-    row = CasTicket(
-        id_hash=tickets.ticket_hash(ticket),
-        kind=tickets.ST,
-        client_id=app.client_id,
-        service=service,
-        user_id=sign_in.user_id,
-        sid=sign_in.sid,
-        auth_time=sign_in.auth_time,
+    ticket, row = tickets.issue(
+        tickets.ST,
+        app.client_id,
+        service,
+        sign_in,
+        session_expires_at,
+        int(time.time()),
+        lifetime=cas(ctx).ticket_ttl,
         new_login=new_login,
-        proxies=(),
-        created_at=now,
-        expires_at=now + cas(ctx).ticket_ttl,
-        session_expires_at=session_expires_at,
     )
     status = 302 if not new_login else 303  # 303 after the login POST (RFC 9110 15.4.4)
     return RedirectResponse(with_ticket(service, ticket), status_code=status, headers=_REDIRECT_HEADERS), row

@@ -38,7 +38,7 @@ from campusid.idp.cas.rules.validation import (
 from campusid.idp.cas.services import cas
 from campusid.idp.context import Context
 from campusid.idp.store.errors import StoreError
-from campusid.idp.store.rows import CasTicket, ConsumedTicket
+from campusid.idp.store.rows import ConsumedTicket
 from campusid.idp.web.http import NO_STORE
 
 log = logging.getLogger("campusid.idp.cas")
@@ -87,22 +87,11 @@ async def grant_pgt(ctx: Context, consumed: ConsumedTicket, pgt_url: str, now: i
     """A PGT for the validated ticket's session, through the callback; its PGTIOU."""
     check_proxy_granted(consumed)
     check_callback_url(consumed, pgt_url)
-    pgt, iou = tickets.new_ticket(tickets.PGT), tickets.new_ticket(tickets.PGTIOU)
     t = consumed.ticket
-    row = CasTicket(
-        id_hash=tickets.ticket_hash(pgt),
-        kind=tickets.PGT,
-        client_id=t.client_id,
-        service=pgt_url,
-        user_id=t.user_id,
-        sid=t.sid,
-        auth_time=t.auth_time,
-        new_login=False,
-        proxies=(pgt_url, *t.proxies),
-        created_at=now,
-        expires_at=t.session_expires_at,
-        session_expires_at=t.session_expires_at,
+    pgt, row = tickets.issue(
+        tickets.PGT, t.client_id, pgt_url, t, t.session_expires_at, now, lifetime=None, proxies=(pgt_url, *t.proxies)
     )
+    iou = tickets.new_ticket(tickets.PGTIOU)
     # Stored first: the app may use its PGT as soon as the callback hands it over.
     await ctx.store.cas.issue(row)
     problem = await call_back(ctx, pgt_url, iou, pgt)
@@ -148,23 +137,17 @@ async def proxy_ticket(ctx: Context, params: dict[str, str]) -> str:
     app = best_match(target, await ctx.store.cas.services_at(target.origin))
     if app is None:
         raise CasFailure(UNAUTHORIZED_SERVICE, "the targetService is not registered for any application")
-    ticket = tickets.new_ticket(tickets.PT)
-    await ctx.store.cas.issue(
-        CasTicket(
-            id_hash=tickets.ticket_hash(ticket),
-            kind=tickets.PT,
-            client_id=app.client_id,
-            service=target.given,
-            user_id=found.user_id,
-            sid=found.sid,
-            auth_time=found.auth_time,
-            new_login=False,
-            proxies=tuple(found.proxies),
-            created_at=now,
-            expires_at=now + cas(ctx).ticket_ttl,
-            session_expires_at=found.session_expires_at,
-        )
+    ticket, row = tickets.issue(
+        tickets.PT,
+        app.client_id,
+        target.given,
+        found,
+        found.session_expires_at,
+        now,
+        lifetime=cas(ctx).ticket_ttl,
+        proxies=tuple(found.proxies),
     )
+    await ctx.store.cas.issue(row)
     ctx.figures.cas_ticket_issued(tickets.PT)
     return ticket
 

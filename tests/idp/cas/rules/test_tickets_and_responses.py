@@ -1,4 +1,4 @@
-"""Ticket form (CAS 3.0 3.7) and the answers' rendering: XML escaping, no whitespace inside
+"""Ticket form (CAS 3.0 3.7), a ticket's row as issued, and the answers' rendering: XML escaping, no whitespace inside
 cas:user and attribute elements, JSON's shape, CAS 1.0 text."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from campusid.idp.cas.rules import responses
 from campusid.idp.cas.rules.logout_request import logout_request
-from campusid.idp.cas.rules.tickets import KINDS, kind_of, new_ticket
+from campusid.idp.cas.rules.tickets import KINDS, PGT, PT, ST, issue, kind_of, new_ticket, ticket_hash
+from campusid.idp.store.rows import SignIn
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -25,6 +26,38 @@ def test_tickets_are_a_prefix_then_at_least_128_bits_of_letters_and_digits(kind)
         assert kind_of(ticket) == kind
         seen.add(ticket)
     assert len(seen) == 200
+
+
+def test_a_ticket_is_issued_for_its_app_service_and_sign_in_and_stored_by_its_hash():
+    sign_in = SignIn(user_id="u1", auth_time=1_000, sid="s1", amr="pwd", acr="0")
+    st, row = issue(ST, "portal", "https://a.example.edu/x", sign_in, 5_000, 2_000, lifetime=60, new_login=True)
+    assert kind_of(st) == ST and row.id_hash == ticket_hash(st) and st not in repr(row)
+    assert (row.kind, row.client_id, row.service, row.user_id, row.sid, row.auth_time) == (
+        ST,
+        "portal",
+        "https://a.example.edu/x",
+        "u1",
+        "s1",
+        1_000,
+    )
+    assert (row.created_at, row.expires_at, row.session_expires_at, row.new_login, row.proxies) == (
+        2_000,
+        2_060,
+        5_000,
+        True,
+        (),
+    )
+    # a PGT lives as long as the SSO session (CAS 3.0 3.3); a PT derived from it keeps its chain
+    pgt, pgt_row = issue(PGT, "portal", "https://a.example.edu/cb", row, 5_000, 2_010, lifetime=None, proxies=("cb",))
+    assert kind_of(pgt) == PGT and pgt_row.expires_at == 5_000 and not pgt_row.new_login
+    _, pt_row = issue(PT, "back", "https://b.example.edu/", pgt_row, 5_000, 2_020, lifetime=60, proxies=("cb",))
+    assert (pt_row.client_id, pt_row.user_id, pt_row.sid, pt_row.expires_at, pt_row.proxies) == (
+        "back",
+        "u1",
+        "s1",
+        2_080,
+        ("cb",),
+    )
 
 
 def test_kind_of_reads_only_known_prefixes():
