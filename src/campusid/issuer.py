@@ -121,6 +121,18 @@ def parse_issuer(value: str, *, name: str = "issuer") -> Issuer:
     )
 
 
+def ascii_name(host: str) -> str:
+    """A host that is not an IPv6 literal, in the form every comparison uses: an IPv4 literal as
+    written, a name through UTS 46 to its lower-case ASCII form (idna.IDNAError when it has none).
+    The CAS face's service URLs use it too (idp/cas/rules/services.py)."""
+    try:
+        ipaddress.IPv4Address(host)
+        return host
+    except ValueError:
+        pass
+    return idna.encode(host, uts46=True).decode("ascii").lower()
+
+
 def _ascii_host(parts: SplitResult, name: str) -> str:
     host = parts.hostname or ""
     if not host:
@@ -128,12 +140,7 @@ def _ascii_host(parts: SplitResult, name: str) -> str:
     if parts.netloc.rpartition("@")[2].startswith("["):
         return _ipv6_literal(host, name)
     try:
-        ipaddress.IPv4Address(host)
-        return host
-    except ValueError:
-        pass
-    try:
-        return idna.encode(host, uts46=True).decode("ascii").lower()
+        return ascii_name(host)
     except idna.IDNAError as exc:
         raise IssuerError(
             f"{name} has an invalid host name {host!r} ({exc}); use a valid domain name, {_EXAMPLE}"

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from campusid.i18n import N_
 from campusid.idp import release
 from campusid.idp.apps.errors import ValidationFailed
+from campusid.idp.apps.registrations import known_grant_types
 from campusid.idp.oidc.rules.logout import MAX_URIS, backchannel_uri_problem, post_logout_uri_problem
 from campusid.idp.oidc.rules.redirect_uri import registration_problem
 from campusid.idp.oidc.rules.sector import web_hosts
@@ -68,17 +69,7 @@ class OIDCRegistration:
         }
 
     def check_grant_types(self, grant_types: Iterable[str] | None) -> list[str]:
-        out = list(dict.fromkeys(grant_types or ()))
-        unknown = [g for g in out if g not in self.grant_types]
-        if unknown:
-            raise ValidationFailed(
-                N_(
-                    "unknown grant type(s): %(unknown)s; known: %(known)s",
-                    unknown=", ".join(unknown),
-                    known=", ".join(self.grant_types),
-                )
-            )
-        return out
+        return known_grant_types(self.grant_types, grant_types)
 
     @staticmethod
     def _post_logout_uris(app_type: str, uris: Iterable[str] | None) -> list[str]:

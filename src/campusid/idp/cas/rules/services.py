@@ -31,6 +31,7 @@ import idna
 
 from campusid.i18n import N_, Message
 from campusid.idp.issuer import is_loopback_host
+from campusid.issuer import ascii_name
 
 MAX_SERVICE = 2048
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -74,7 +75,7 @@ class ServiceURL:
 
 def _ascii_host(host: str, bracketed: bool) -> str:
     """The host in the form every comparison uses: an IP literal as written (IPv6 in its RFC 5952
-    form), a name through UTS 46 to its lower-case ASCII form."""
+    form), a name through UTS 46 to its lower-case ASCII form (the issuer's rule: campusid.issuer)."""
     if bracketed:
         if "%" in host:
             raise ServiceRefused(N_("must not carry an IPv6 zone"))
@@ -83,12 +84,7 @@ def _ascii_host(host: str, bracketed: bool) -> str:
         except ValueError:
             raise ServiceRefused(N_("has an invalid IPv6 address")) from None
     try:
-        ipaddress.IPv4Address(host)
-        return host
-    except ValueError:
-        pass
-    try:
-        return idna.encode(host, uts46=True).decode("ascii").lower()
+        return ascii_name(host)
     except (idna.IDNAError, UnicodeError):
         raise ServiceRefused(N_("has an invalid host name")) from None
 
